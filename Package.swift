@@ -1,0 +1,75 @@
+// swift-tools-version: 6.1
+//
+// ShareBroker: a data-loss-prevention layer that managed apps link into their process.
+// The benchmark harness is a separate package under Benchmarks/ so `swift test` stays lean.
+import PackageDescription
+
+let strictSwift6: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "ShareBroker",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ShareBroker", targets: ["ShareBroker"]),
+        .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
+        .executable(name: "sharebroker", targets: ["sharebroker"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // libsodium, found through pkg-config. Only Sources/ShareBroker/Sealing imports it.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        // The library host apps link.
+        .target(
+            name: "ShareBroker",
+            dependencies: [
+                "CSodium",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The policy simulator (JSON Lines contract) and the demo scenario, over the real library.
+        .target(
+            name: "ShareBrokerSimulator",
+            dependencies: ["ShareBroker"],
+            swiftSettings: strictSwift6
+        ),
+        // The command-line tool: simulate, demo.
+        .executableTarget(
+            name: "sharebroker",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "ShareBrokerTests",
+            dependencies: [
+                "ShareBroker",
+                "CSodium",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "ShareBrokerSimulatorTests",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerSimulator",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+    ]
+)

@@ -1,0 +1,138 @@
+/// A document the app wants to hand to another app.
+public struct OutboundDocument: Sendable, Hashable {
+    /// Its file name, as the receiving app would see it.
+    public var name: String
+    /// Its bytes.
+    public var bytes: [UInt8]
+
+    /// Creates a document.
+    public init(name: String, bytes: [UInt8]) {
+        self.name = name
+        self.bytes = bytes
+    }
+}
+
+/// What a transfer handed over.
+public struct TransferResult: Sendable, Hashable {
+    /// Whether the target got the document or a dummy.
+    public enum Outcome: String, Sendable, Hashable {
+        /// The document, with its original name and bytes.
+        case delivered
+        /// An empty file with a mangled name.
+        case dummy
+    }
+
+    /// Delivered or dummy.
+    public var outcome: Outcome
+    /// The file handed over.
+    public var file: HandedOverFile
+    /// The decision and its rule.
+    public var decision: Decision
+}
+
+/// The outcome of an action that is simply allowed or blocked (mail composer, print, drag and drop).
+public struct ActionResult: Sendable, Hashable {
+    /// Whether the action may proceed.
+    public var allowed: Bool { decision.allowed }
+    /// The decision and its rule.
+    public var decision: Decision
+}
+
+extension ShareBroker {
+    /// Decides an Open In without handing anything over: what ``openIn(_:target:via:)`` will do.
+    /// Costs a snapshot load and a set lookup; never allocates.
+    @inlinable
+    public func decideOpenIn(target: String, via channel: TransferChannel) -> Decision {
+        TransferRules.openIn(target: target, via: channel, in: currentSnapshot)
+    }
+
+    /// The one entry point for every outbound document.
+    ///
+    /// An allowed target receives the document; any other receives an empty dummy with a mangled
+    /// name, and the app's ``ShareBrokerDelegate/openInAttemptedWhenBlocked(policy:)`` is called.
+    /// Before ready and while the user is not authorized every transfer gets a dummy.
+    public func openIn(_ document: OutboundDocument, target: String,
+                       via channel: TransferChannel = .documentInteraction) throws(TransferError) -> TransferResult {
+        do {
+            try InMemoryOutbox.validate(name: document.name)
+        } catch {
+            throw .outbox(error)
+        }
+        let snapshot = currentSnapshot
+        let decision = TransferRules.openIn(target: target, via: channel, in: snapshot)
+        do {
+            if decision.allowed {
+                let file = try platform.outbox.handOver(name: document.name, bytes: document.bytes)
+                return TransferResult(outcome: .delivered, file: file, decision: decision)
+            }
+            let file = try platform.outbox.handOver(name: DummyFile.mangledName(), bytes: DummyFile.contents)
+            blocked("openIn", target: target, decision: decision, snapshot: snapshot)
+            if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
+            return TransferResult(outcome: .dummy, file: file, decision: decision)
+        } catch {
+            throw .outbox(error)
+        }
+    }
+
+    /// Opens a URL in another app, if the policy allows: custom schemes follow the Open In policy
+    /// toward the scheme's handler; `mailto:` follows the mail rules (see ``URLRules``).
+    public func openURL(_ url: String) throws(TransferError) -> URLDecision {
+        let snapshot = currentSnapshot
+        let result: URLDecision
+        do {
+            result = try URLRules.decide(url: url, in: snapshot)
+        } catch {
+            throw .url(error)
+        }
+        switch result.outcome {
+        case .opened:
+            if let handler = result.handler { platform.urlOpener.open(url, in: handler) }
+        case .blocked:
+            blocked("openURL", target: nil, decision: result.decision, snapshot: snapshot)
+            if result.notifiesApp { delegate?.openURLAttemptedWhenUnauthorized(url: url) }
+        case .unhandled:
+            break
+        }
+        return result
+    }
+
+    /// Whether the app may show the in-app mail composer (or hand a `mailto:` tapped in a web or
+    /// text view to it). Native mail is whitelisted only when the whitelist holds both mail ids.
+    public func composeMail() -> ActionResult {
+        let snapshot = currentSnapshot
+        let decision = TransferRules.nativeMail(in: snapshot)
+        if !decision.allowed {
+            blocked("composeMail", target: WellKnownApp.nativeMail, decision: decision, snapshot: snapshot)
+            if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
+        }
+        return ActionResult(decision: decision)
+    }
+
+    /// Whether the app may print.
+    public func print() -> ActionResult {
+        let snapshot = currentSnapshot
+        let decision = TransferRules.print(in: snapshot)
+        if !decision.allowed { blocked("print", target: nil, decision: decision, snapshot: snapshot) }
+        return ActionResult(decision: decision)
+    }
+
+    /// Whether content may be dropped onto `target`. A drop refused to an app that does not link
+    /// the library calls ``ShareBrokerDelegate/dragAndDropAttemptedToNonAppConnectApp()``.
+    public func dragAndDrop(to target: String) -> ActionResult {
+        let snapshot = currentSnapshot
+        let decision = TransferRules.dragAndDrop(target: target, in: snapshot)
+        if !decision.allowed {
+            blocked("dragAndDrop", target: target, decision: decision, snapshot: snapshot)
+            if snapshot.isReady && snapshot.device[target]?.isAppConnect != true {
+                delegate?.dragAndDropAttemptedToNonAppConnectApp()
+            }
+        }
+        return ActionResult(decision: decision)
+    }
+
+    private func blocked(_ action: String, target: String?, decision: Decision, snapshot: PolicySnapshot) {
+        platform.reportSink.blockedAttempt(BlockedAttemptRecord(
+            action: action, target: target, rule: decision.rule.rawValue, generation: snapshot.generation))
+        logger.info("blocked \(action): \(decision.rule.rawValue)")
+    }
+}

@@ -1,0 +1,95 @@
+/// Why a URL could not be considered at all.
+public enum URLRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The URL has no valid scheme (RFC 3986: a letter, then letters, digits, `+`, `-` or `.`, then `:`).
+    case missingScheme
+    /// `http` and `https` are navigation, not transfers; web views decide them.
+    case webScheme(String)
+
+    public var description: String {
+        switch self {
+        case .missingScheme:
+            "the URL has no valid scheme (expected something like 'mailto:' or 'sheets:')"
+        case .webScheme(let scheme):
+            "\(scheme): URLs are web navigation, not transfers; they are not covered by the URL rules"
+        }
+    }
+}
+
+/// The result of deciding a URL: where it goes, and the rule.
+public struct URLDecision: Sendable, Hashable {
+    /// What happens to the URL.
+    public enum Outcome: String, Sendable, Hashable {
+        /// The handler opens it.
+        case opened
+        /// The Open In policy blocks it.
+        case blocked
+        /// No app on the device opens the scheme.
+        case unhandled
+    }
+
+    /// What happens to the URL.
+    public var outcome: Outcome
+    /// The app that opens it (`nil` when blocked or unhandled).
+    public var handler: String?
+    /// The rule that decided.
+    public var decision: Decision
+    /// Whether the app's `openURLAttemptedWhenUnauthorized` callback is owed.
+    public var notifiesApp: Bool
+}
+
+/// Decisions for URLs handed to other apps: documents encoded in custom URLs are transfers too.
+public enum URLRules {
+    /// The URL's scheme, lower-cased, or an error when it has none.
+    public static func scheme(of url: String) throws(URLRequestError) -> String {
+        guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { throw .missingScheme }
+        let scheme = url.utf8[url.utf8.startIndex..<colon]
+        guard let first = scheme.first, isAlpha(first) else { throw .missingScheme }
+        for byte in scheme where !(isAlpha(byte) || (byte >= 0x30 && byte <= 0x39)
+                                   || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")) {
+            throw .missingScheme
+        }
+        return String(decoding: scheme, as: UTF8.self).lowercased()
+    }
+
+    private static func isAlpha(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
+
+    /// Decides `url` under `policy`.
+    ///
+    /// * `mailto:` goes to native mail when the Open In policy allows native mail (authorized, or
+    ///   a whitelist holding both mail ids) or `MI_AC_DISABLE_SCHEME_BLOCKING` is set; otherwise an
+    ///   installed, authorized AppConnect app that handles `mailto` takes it without a callback;
+    ///   otherwise it is blocked and the app is told.
+    /// * Any other scheme is a transfer to the app that handles it, under the Open In policy.
+    /// * Before ready, or while the user is not authorized, everything is blocked.
+    public static func decide(url: String, in policy: PolicySnapshot) throws(URLRequestError) -> URLDecision {
+        let scheme = try scheme(of: url)
+        if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
+        guard policy.isOperational else {
+            let d = Decision(allowed: false, rule: policy.isReady ? .notAuthorized : .notReady)
+            return URLDecision(outcome: .blocked, handler: nil, decision: d, notifiesApp: policy.isReady)
+        }
+        if scheme == "mailto" {
+            let mail = TransferRules.nativeMail(in: policy)
+            if mail.allowed {
+                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, decision: mail, notifiesApp: false)
+            }
+            if policy.schemeBlockingDisabled {
+                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail,
+                                   decision: Decision(allowed: true, rule: .schemeBlockingDisabled), notifiesApp: false)
+            }
+            if let app = policy.device.authorizedAppConnectHandler(forScheme: scheme) {
+                return URLDecision(outcome: .opened, handler: app.id,
+                                   decision: Decision(allowed: true, rule: .appConnectMailApp), notifiesApp: false)
+            }
+            return URLDecision(outcome: .blocked, handler: nil, decision: mail, notifiesApp: true)
+        }
+        guard let handler = policy.device.handler(forScheme: scheme) else {
+            return URLDecision(outcome: .unhandled, handler: nil,
+                               decision: Decision(allowed: false, rule: .noHandler), notifiesApp: false)
+        }
+        let decision = TransferRules.openIn(target: handler.id, via: .documentInteraction, in: policy)
+        return decision.allowed
+            ? URLDecision(outcome: .opened, handler: handler.id, decision: decision, notifiesApp: false)
+            : URLDecision(outcome: .blocked, handler: nil, decision: decision, notifiesApp: true)
+    }
+}

@@ -1,0 +1,33 @@
+/// What went wrong in the library's lifecycle, and what to do about it.
+public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// ``ShareBroker/start(delegate:)`` has not been called. Call it first, once.
+    case notStarted
+    /// ``ShareBroker/start(delegate:)`` was called twice. Call it once per process.
+    case alreadyStarted
+    /// No policy has arrived yet. Wait for ``ShareBrokerDelegate/appConnectIsReady()``.
+    case notReady
+
+    public var description: String {
+        switch self {
+        case .notStarted: "the library has not been started; call start(delegate:) first"
+        case .alreadyStarted: "the library was already started; call start(delegate:) once per process"
+        case .notReady: "no policy has arrived yet; wait for appConnectIsReady before reading policies"
+        }
+    }
+}
+
+/// Why a transfer could not be carried out at all (as opposed to being blocked by policy,
+/// which is a normal outcome).
+public enum TransferError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The hand-over could not be written; nothing was handed over.
+    case outbox(OutboxError)
+    /// The URL could not be considered.
+    case url(URLRequestError)
+
+    public var description: String {
+        switch self {
+        case .outbox(let e): e.description
+        case .url(let e): e.description
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Logging
+
+/// The part of ``ShareBroker`` that turns server pushes and device changes into snapshots,
+/// delegate callbacks and acknowledgments. It is the only writer of snapshots.
+struct LifecycleState: ~Copyable {
+    var started = false
+    var erasers: [any SensitiveDataEraser] = []
+}
+
+extension ShareBroker {
+    /// Applies a push from the management server.
+    ///
+    /// Sets the new values (one atomic swap), then invokes the callback of each value that
+    /// changed, in a fixed order (auth, config, Open In, pasteboard, print, secure file I/O, log
+    /// level), reporting each acknowledgment to the server sink. The update that makes the
+    /// library ready invokes only ``ShareBrokerDelegate/appConnectIsReady()``. An update to
+    /// ``AuthState/retired`` wipes what the library holds, resets every policy to its most
+    /// restrictive value and erases the config; it announces only the authorization change.
+    @discardableResult
+    public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+            guard state.started else { throw .notStarted }
+            let old = store.snapshot
+            if update.auth == .retired {
+                return retire(from: old, message: update.authMessage, erasers: state.erasers)
+            }
+            let next = old.with(
+                isReady: true, authState: update.auth, authMessage: update.authMessage,
+                openInSetting: update.openIn, pasteboardPolicy: update.pasteboard, printPolicy: update.print,
+                secureFileIOPolicy: update.secureFileIO, logLevel: update.logLevel,
+                dragAndDropPolicy: update.dragAndDrop, managedBrowserRequired: update.managedBrowserRequired,
+                config: update.config)
+            return install(next, replacing: old)
+        }
+    }
+
+    /// Adds an app to the device, or updates it. Under "All AppConnect apps" the whitelist follows,
+    /// and the app is told when it changed.
+    @discardableResult
+    public func updateDevice(_ app: DeviceApp) throws(ShareBrokerError) -> UpdateOutcome {
+        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+            guard state.started else { throw .notStarted }
+            let old = store.snapshot
+            var device = old.device
+            device.upsert(app)
+            return install(old.with(device: device), replacing: old)
+        }
+    }
+
+    /// Secure services became available or unavailable (the key custodian reports it).
+    @discardableResult
+    public func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {
+        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+            guard state.started else { throw .notStarted }
+            let old = store.snapshot
+            return install(old.with(secureServices: availability), replacing: old)
+        }
+    }
+
+    /// Registers a holder of sensitive data that a retire must erase.
+    public func registerEraser(_ eraser: any SensitiveDataEraser) {
+        lifecycle.withLock { $0.erasers.append(eraser) }
+    }
+
+    // MARK: - Internals (called with the lifecycle lock held)
+
+    private func install(_ next: PolicySnapshot, replacing old: PolicySnapshot) -> UpdateOutcome {
+        store.install(next)
+        let delegate = self.delegate
+        guard let delegate else { return UpdateOutcome(generation: next.generation) }
+        if !old.isReady && next.isReady {
+            delegate.appConnectIsReady()
+            return UpdateOutcome(changes: [.ready], generation: next.generation)
+        }
+        guard next.isReady else { return UpdateOutcome(generation: next.generation) }
+        var outcome = UpdateOutcome(generation: next.generation)
+        func acknowledge(_ change: PolicyChange, _ answer: Acknowledgment) {
+            outcome.changes.append(change)
+            guard let kind = change.acknowledgedKind else { return }
+            outcome.acknowledgments.append(report(kind, answer, generation: next.generation))
+        }
+        if old.authState != next.authState || old.authMessage != next.authMessage {
+            acknowledge(.auth, delegate.authStateChanged(to: next.authState, message: next.authMessage))
+        }
+        if old.config != next.config {
+            acknowledge(.config, delegate.configChanged(to: next.config))
+        }
+        if old.openInPolicy != next.openInPolicy || old.openInWhitelist != next.openInWhitelist {
+            acknowledge(.openIn, delegate.openInPolicyChanged(to: next.openInPolicy, whitelist: next.openInWhitelist))
+        }
+        if old.pasteboardPolicy != next.pasteboardPolicy {
+            acknowledge(.pasteboard, delegate.pasteboardPolicyChanged(to: next.pasteboardPolicy))
+        }
+        if old.printPolicy != next.printPolicy {
+            acknowledge(.print, delegate.printPolicyChanged(to: next.printPolicy))
+        }
+        if old.secureFileIOPolicy != next.secureFileIOPolicy {
+            acknowledge(.secureFileIO, delegate.secureFileIOPolicyChanged(to: next.secureFileIOPolicy))
+        }
+        if old.logLevel != next.logLevel {
+            delegate.logLevelChanged(to: next.logLevel)
+            outcome.changes.append(.logLevel)
+        }
+        if old.secureServices != next.secureServices {
+            delegate.secureServicesAvailabilityChanged(to: next.secureServices)
+            outcome.changes.append(.secureServices)
+        }
+        return outcome
+    }
+
+    /// Reports one acknowledgment to the server. An authorization change answered
+    /// "unsupported" is not allowed: it is reported as an error that says so.
+    private func report(_ kind: AcknowledgedKind, _ answer: Acknowledgment, generation: UInt64) -> AcknowledgmentRecord {
+        var answer = answer
+        if kind == .auth && answer.state == .unsupported {
+            logger.error("the app answered an authorization change with 'unsupported', which is not allowed; reported as error")
+            answer = .error("authorization changes cannot be answered unsupported; every app must handle them")
+        }
+        let record = AcknowledgmentRecord(kind: kind, state: answer.state, message: answer.message, generation: generation)
+        platform.reportSink.acknowledged(record)
+        return record
+    }
+
+    private func retire(from old: PolicySnapshot, message: String?, erasers: [any SensitiveDataEraser]) -> UpdateOutcome {
+        // Fail closed first: from this swap on every transfer is refused, then the data goes.
+        let retired = PolicySnapshot(
+            generation: old.generation &+ 1, isReady: true, authState: .retired,
+            authMessage: message ?? old.authMessage,
+            openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
+            secureFileIOPolicy: .required, secureServices: old.secureServices, logLevel: .status,
+            dragAndDropPolicy: .none, managedBrowserRequired: false, config: [:],
+            manifest: old.manifest, device: old.device)
+        store.install(retired)
+        var wipe = WipeReport()
+        for eraser in erasers {
+            do {
+                try eraser.eraseSensitiveData()
+                wipe.erased.append(eraser.wipeName)
+            } catch {
+                wipe.failed[eraser.wipeName] = String(describing: error)
+                logger.error("retire could not erase \(eraser.wipeName)")
+            }
+        }
+        platform.reportSink.wiped(wipe)
+        var outcome = UpdateOutcome(wiped: true, generation: retired.generation)
+        guard let delegate else { return outcome }
+        if !old.isReady {
+            delegate.appConnectIsReady()
+            outcome.changes = [.ready]
+            return outcome
+        }
+        if old.authState != retired.authState || old.authMessage != retired.authMessage {
+            let answer = delegate.authStateChanged(to: .retired, message: retired.authMessage)
+            outcome.changes.append(.auth)
+            outcome.acknowledgments.append(report(.auth, answer, generation: retired.generation))
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,55 @@
+/// A delegate callback the library invoked for a change, in the order it invoked them.
+public enum PolicyChange: String, Sendable, Hashable, CaseIterable {
+    /// ``ShareBrokerDelegate/appConnectIsReady()``.
+    case ready = "appConnectIsReady"
+    /// ``ShareBrokerDelegate/authStateChanged(to:message:)``.
+    case auth = "authStateChanged"
+    /// ``ShareBrokerDelegate/configChanged(to:)``.
+    case config = "configChanged"
+    /// ``ShareBrokerDelegate/openInPolicyChanged(to:whitelist:)``.
+    case openIn = "openInPolicyChanged"
+    /// ``ShareBrokerDelegate/pasteboardPolicyChanged(to:)``.
+    case pasteboard = "pasteboardPolicyChanged"
+    /// ``ShareBrokerDelegate/printPolicyChanged(to:)``.
+    case print = "printPolicyChanged"
+    /// ``ShareBrokerDelegate/secureFileIOPolicyChanged(to:)``.
+    case secureFileIO = "secureFileIOPolicyChanged"
+    /// ``ShareBrokerDelegate/logLevelChanged(to:)``.
+    case logLevel = "logLevelChanged"
+    /// ``ShareBrokerDelegate/secureServicesAvailabilityChanged(to:)``.
+    case secureServices = "secureServicesAvailabilityChanged"
+
+    /// The acknowledgment this change owes, if any.
+    public var acknowledgedKind: AcknowledgedKind? {
+        switch self {
+        case .auth: .auth
+        case .config: .config
+        case .openIn: .openIn
+        case .pasteboard: .pasteboard
+        case .print: .print
+        case .secureFileIO: .secureFileIO
+        case .ready, .logLevel, .secureServices: nil
+        }
+    }
+}
+
+/// What one update did: the callbacks invoked, the acknowledgments reported, whether it wiped.
+public struct UpdateOutcome: Sendable, Hashable {
+    /// The callbacks the library invoked, in order.
+    public var changes: [PolicyChange]
+    /// The acknowledgments reported to the server for this update, in order.
+    public var acknowledgments: [AcknowledgmentRecord]
+    /// Whether the update retired the app and wiped its sensitive data.
+    public var wiped: Bool
+    /// The generation of the snapshot the update installed.
+    public var generation: UInt64
+
+    /// Creates an outcome.
+    public init(changes: [PolicyChange] = [], acknowledgments: [AcknowledgmentRecord] = [],
+                wiped: Bool = false, generation: UInt64) {
+        self.changes = changes
+        self.acknowledgments = acknowledgments
+        self.wiped = wiped
+        self.generation = generation
+    }
+}

@@ -1,0 +1,72 @@
+/// Another app on the device, as far as the sharing rules care.
+public struct DeviceApp: Sendable, Hashable {
+    /// The bundle id, compared exactly (case-sensitive, whole id).
+    public var id: String
+    /// Whether the app links an AppConnect-style library.
+    public var isAppConnect: Bool
+    /// Whether that app's user is currently authorized.
+    public var isAuthorized: Bool
+    /// URL schemes the app opens, lower-cased.
+    public var schemes: [String]
+
+    /// Creates a description of an app on the device.
+    public init(id: String, isAppConnect: Bool = false, isAuthorized: Bool = false, schemes: [String] = []) {
+        self.id = id
+        self.isAppConnect = isAppConnect
+        self.isAuthorized = isAuthorized
+        self.schemes = schemes.map { $0.lowercased() }
+    }
+
+    /// An app that links the library and whose user is authorized.
+    public var isAuthorizedAppConnectApp: Bool { isAppConnect && isAuthorized }
+}
+
+/// The other apps on the device: an immutable value kept inside the policy snapshot so that a
+/// decision sees the device and the policy of one and the same moment.
+public struct DeviceApps: Sendable, Hashable {
+    private var byID: [String: DeviceApp] = [:]
+    private var order: [String] = []
+
+    /// An empty device.
+    public init() {}
+
+    /// A device holding these apps; a later entry with the same id replaces an earlier one.
+    public init(_ apps: [DeviceApp]) {
+        for app in apps { upsert(app) }
+    }
+
+    /// Adds an app, or replaces the one with the same id.
+    public mutating func upsert(_ app: DeviceApp) {
+        if byID.updateValue(app, forKey: app.id) == nil { order.append(app.id) }
+    }
+
+    /// The app with exactly this id, if the device has it.
+    public subscript(id: String) -> DeviceApp? { byID[id] }
+
+    /// Every app, in the order they were first added.
+    public var all: [DeviceApp] { order.compactMap { byID[$0] } }
+
+    /// The ids of every authorized AppConnect app: the expansion of "All AppConnect apps".
+    public var authorizedAppConnectIDs: Set<String> {
+        Set(byID.values.lazy.filter(\.isAuthorizedAppConnectApp).map(\.id))
+    }
+
+    /// The first app (in order of addition) that opens `scheme`, compared case-insensitively
+    /// as URL schemes are.
+    public func handler(forScheme scheme: String) -> DeviceApp? {
+        let scheme = scheme.lowercased()
+        for id in order {
+            if let app = byID[id], app.schemes.contains(scheme) { return app }
+        }
+        return nil
+    }
+
+    /// Whether an installed, authorized AppConnect app opens `scheme`.
+    public func authorizedAppConnectHandler(forScheme scheme: String) -> DeviceApp? {
+        let scheme = scheme.lowercased()
+        for id in order {
+            if let app = byID[id], app.isAuthorizedAppConnectApp, app.schemes.contains(scheme) { return app }
+        }
+        return nil
+    }
+}

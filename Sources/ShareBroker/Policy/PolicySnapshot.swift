@@ -1,0 +1,145 @@
+/// Every policy value in force at one moment, with the device it was computed against.
+///
+/// A snapshot is immutable. Decisions read one snapshot and use nothing else, so no decision can
+/// see half an update; ``PolicyStore`` swaps whole snapshots atomically. Each snapshot carries a
+/// ``generation`` that increases with every swap, which tests use to prove a decision never mixed
+/// two policies.
+public final class PolicySnapshot: Sendable {
+    /// Increases by one with every swap.
+    public let generation: UInt64
+    /// Whether the first policy has arrived. Before it, every transfer fails closed.
+    public let isReady: Bool
+    /// The user's authorization.
+    public let authState: AuthState
+    /// Why the user is (not) authorized.
+    public let authMessage: String
+    /// The server's Open In setting, before expansion.
+    public let openInSetting: OpenInSetting
+    /// The effective Open In policy: "All AppConnect apps" reads as ``OpenInPolicy/whitelist``.
+    public let openInPolicy: OpenInPolicy
+    /// The effective whitelist (empty unless ``openInPolicy`` is ``OpenInPolicy/whitelist``).
+    public let openInWhitelist: Set<String>
+    /// Whether ``openInWhitelist`` holds both native mail ids, which whitelists native mail.
+    public let whitelistAllowsNativeMail: Bool
+    /// The pasteboard policy.
+    public let pasteboardPolicy: PasteboardPolicy
+    /// The print policy.
+    public let printPolicy: PrintPolicy
+    /// The secure file I/O policy.
+    public let secureFileIOPolicy: SecureFileIOPolicy
+    /// Whether secure services (the key custodian) are reachable.
+    public let secureServices: SecureServicesAvailability
+    /// The log level.
+    public let logLevel: LogLevel
+    /// The drag-and-drop policy.
+    public let dragAndDropPolicy: DragAndDropPolicy
+    /// Whether external URLs of managed web views must open in the managed browser.
+    public let managedBrowserRequired: Bool
+    /// The app-specific configuration.
+    public let config: [String: String]
+    /// The app's static settings.
+    public let manifest: AppManifest
+    /// The other apps on the device.
+    public let device: DeviceApps
+
+    init(
+        generation: UInt64, isReady: Bool, authState: AuthState, authMessage: String,
+        openInSetting: OpenInSetting, pasteboardPolicy: PasteboardPolicy, printPolicy: PrintPolicy,
+        secureFileIOPolicy: SecureFileIOPolicy, secureServices: SecureServicesAvailability,
+        logLevel: LogLevel, dragAndDropPolicy: DragAndDropPolicy, managedBrowserRequired: Bool,
+        config: [String: String], manifest: AppManifest, device: DeviceApps
+    ) {
+        self.generation = generation
+        self.isReady = isReady
+        self.authState = authState
+        self.authMessage = authMessage
+        self.openInSetting = openInSetting
+        switch openInSetting {
+        case .unauthorized:
+            openInPolicy = .unauthorized
+            openInWhitelist = []
+        case .authorized:
+            openInPolicy = .authorized
+            openInWhitelist = []
+        case .whitelist(let ids):
+            openInPolicy = .whitelist
+            openInWhitelist = ids
+        case .allAppConnectApps:
+            openInPolicy = .whitelist
+            openInWhitelist = device.authorizedAppConnectIDs
+        }
+        whitelistAllowsNativeMail = openInWhitelist.contains(WellKnownApp.nativeMail)
+            && openInWhitelist.contains(WellKnownApp.mailActivity)
+        self.pasteboardPolicy = pasteboardPolicy
+        self.printPolicy = printPolicy
+        self.secureFileIOPolicy = secureFileIOPolicy
+        self.secureServices = secureServices
+        self.logLevel = logLevel
+        self.dragAndDropPolicy = dragAndDropPolicy
+        self.managedBrowserRequired = managedBrowserRequired
+        self.config = config
+        self.manifest = manifest
+        self.device = device
+    }
+
+    /// The snapshot before the first policy: not ready, and every value at its most restrictive.
+    public static func initial(manifest: AppManifest, device: DeviceApps = DeviceApps(),
+                               secureServices: SecureServicesAvailability = .available) -> PolicySnapshot {
+        PolicySnapshot(
+            generation: 0, isReady: false, authState: .unauthorized, authMessage: "",
+            openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
+            secureFileIOPolicy: .required, secureServices: secureServices, logLevel: .status,
+            dragAndDropPolicy: .none, managedBrowserRequired: false, config: [:],
+            manifest: manifest, device: device)
+    }
+
+    /// The user may reach sensitive data: the library is ready and the user is authorized.
+    /// Every transfer fails closed when this is false.
+    public var isOperational: Bool { isReady && authState == .authorized }
+
+    /// Whether the app may copy right now (and so should show its copy UI).
+    public var copyEnabled: Bool {
+        guard isOperational else { return false }
+        switch pasteboardPolicy {
+        case .unauthorized: return false
+        case .authorized: return true
+        case .secureCopy: return secureServices == .available
+        }
+    }
+
+    /// Whether the app should show its Open In menu item enabled.
+    public var openInEnabled: Bool { isOperational && openInPolicy != .unauthorized }
+
+    /// Whether `MI_AC_DISABLE_SCHEME_BLOCKING` is set, by the manifest or by the server config.
+    public var schemeBlockingDisabled: Bool {
+        manifest.disableSchemeBlocking
+            || config[ServerConfigKey.disableSchemeBlocking]?.lowercased() == "true"
+    }
+
+    /// A copy with some values replaced and the next generation.
+    func with(
+        isReady: Bool? = nil, authState: AuthState? = nil, authMessage: String? = nil,
+        openInSetting: OpenInSetting? = nil, pasteboardPolicy: PasteboardPolicy? = nil,
+        printPolicy: PrintPolicy? = nil, secureFileIOPolicy: SecureFileIOPolicy? = nil,
+        secureServices: SecureServicesAvailability? = nil, logLevel: LogLevel? = nil,
+        dragAndDropPolicy: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
+        config: [String: String]? = nil, device: DeviceApps? = nil
+    ) -> PolicySnapshot {
+        PolicySnapshot(
+            generation: generation &+ 1,
+            isReady: isReady ?? self.isReady,
+            authState: authState ?? self.authState,
+            authMessage: authMessage ?? self.authMessage,
+            openInSetting: openInSetting ?? self.openInSetting,
+            pasteboardPolicy: pasteboardPolicy ?? self.pasteboardPolicy,
+            printPolicy: printPolicy ?? self.printPolicy,
+            secureFileIOPolicy: secureFileIOPolicy ?? self.secureFileIOPolicy,
+            secureServices: secureServices ?? self.secureServices,
+            logLevel: logLevel ?? self.logLevel,
+            dragAndDropPolicy: dragAndDropPolicy ?? self.dragAndDropPolicy,
+            managedBrowserRequired: managedBrowserRequired ?? self.managedBrowserRequired,
+            config: config ?? self.config,
+            manifest: manifest,
+            device: device ?? self.device)
+    }
+}

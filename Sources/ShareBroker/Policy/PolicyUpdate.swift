@@ -1,0 +1,44 @@
+/// One push from the management server. A field left `nil` keeps its current value; before the
+/// first update every value is at its most restrictive (see ``PolicySnapshot/initial(manifest:device:)``).
+public struct PolicyUpdate: Sendable, Hashable {
+    /// The user's authorization.
+    public var auth: AuthState?
+    /// The reason for the authorization state, shown to the user when not authorized.
+    public var authMessage: String?
+    /// The server's Open In setting.
+    public var openIn: OpenInSetting?
+    /// The pasteboard (copy) policy.
+    public var pasteboard: PasteboardPolicy?
+    /// The print policy.
+    public var print: PrintPolicy?
+    /// The secure file I/O policy.
+    public var secureFileIO: SecureFileIOPolicy?
+    /// The log level.
+    public var logLevel: LogLevel?
+    /// The drag-and-drop policy.
+    public var dragAndDrop: DragAndDropPolicy?
+    /// Whether external URLs of managed web views must open in the managed browser.
+    public var managedBrowserRequired: Bool?
+    /// The app-specific configuration; when present it replaces the whole config.
+    public var config: [String: String]?
+
+    /// Creates an update; every field defaults to "keep the current value".
+    public init(
+        auth: AuthState? = nil, authMessage: String? = nil, openIn: OpenInSetting? = nil,
+        pasteboard: PasteboardPolicy? = nil, print: PrintPolicy? = nil,
+        secureFileIO: SecureFileIOPolicy? = nil, logLevel: LogLevel? = nil,
+        dragAndDrop: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
+        config: [String: String]? = nil
+    ) {
+        self.auth = auth
+        self.authMessage = authMessage
+        self.openIn = openIn
+        self.pasteboard = pasteboard
+        self.print = print
+        self.secureFileIO = secureFileIO
+        self.logLevel = logLevel
+        self.dragAndDrop = dragAndDrop
+        self.managedBrowserRequired = managedBrowserRequired
+        self.config = config
+    }
+}

@@ -1,0 +1,115 @@
+/// The demo: a managed app walked through the policies on an embedded default device, each
+/// step a simulator line, printed as a table of action, policy, outcome and why.
+public enum Demo {
+    /// One step: what the reader sees, and the simulator line that carries it out.
+    public struct Step: Sendable {
+        /// The section the step belongs to.
+        public let section: String
+        /// What the user or server does, for people.
+        public let action: String
+        /// The simulator line.
+        public let line: String
+    }
+
+    /// The embedded default scenario.
+    public static let steps: [Step] = [
+        Step(section: "start", action: "app starts on a device with a viewer, mail and a sheets app",
+             line: #"{"op":"start","app":"com.acme.notes","implements":["openInPolicyChanged","openInAttemptedWhenBlocked","openURLAttemptedWhenUnauthorized","dragAndDropToNonAppConnectApp","printPolicyChanged"],"apps":[{"id":"com.acme.viewer","appConnect":true,"authorized":true},{"id":"com.apple.mobilemail","handles":["mailto"]},{"id":"org.example.sheets","handles":["sheets"]}]}"#),
+        Step(section: "before ready", action: "Open In to the viewer before any policy",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer"}"#),
+        Step(section: "authorized", action: "server: authorized, Open In authorized, print authorized",
+             line: #"{"op":"policy","auth":"authorized","authMessage":"Welcome","openIn":"authorized","pasteboard":"authorized","print":"authorized","dragAndDrop":"appConnectApps"}"#),
+        Step(section: "authorized", action: "Open In to org.example.sheets",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"org.example.sheets"}"#),
+        Step(section: "authorized", action: "print", line: #"{"op":"print"}"#),
+        Step(section: "authorized", action: "drag to org.example.sheets",
+             line: #"{"op":"dragAndDrop","target":"org.example.sheets"}"#),
+        Step(section: "whitelist", action: "server: Open In whitelist [com.acme.viewer]",
+             line: #"{"op":"policy","openIn":"whitelist","openInWhitelist":["com.acme.viewer"]}"#),
+        Step(section: "whitelist", action: "Open In to com.acme.viewer",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer"}"#),
+        Step(section: "whitelist", action: "Open In to org.example.sheets",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"org.example.sheets"}"#),
+        Step(section: "whitelist", action: "Open In to com.acme.viewer.evil (prefix of a listed id)",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer.evil"}"#),
+        Step(section: "whitelist", action: "share sheet (cannot tell the app) to com.acme.viewer",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer","via":"activitySheet"}"#),
+        Step(section: "mail", action: "mailto: with mail not whitelisted",
+             line: #"{"op":"openURL","url":"mailto:cfo@acme.com?subject=Q3"}"#),
+        Step(section: "mail", action: "in-app mail composer", line: #"{"op":"composeMail"}"#),
+        Step(section: "mail", action: "server: whitelist adds both mail ids",
+             line: #"{"op":"policy","openIn":"whitelist","openInWhitelist":["com.acme.viewer","com.apple.mobilemail","com.apple.UIKit.activity.Mail"]}"#),
+        Step(section: "mail", action: "mailto: with both mail ids whitelisted",
+             line: #"{"op":"openURL","url":"mailto:cfo@acme.com?subject=Q3"}"#),
+        Step(section: "schemes", action: "sheets://import?data=... (handler not whitelisted)",
+             line: #"{"op":"openURL","url":"sheets://import?data=quarterly"}"#),
+        Step(section: "schemes", action: "server: All AppConnect apps", line: #"{"op":"policy","openIn":"appConnectApps"}"#),
+        Step(section: "schemes", action: "device: sheets becomes an authorized AppConnect app",
+             line: #"{"op":"device","app":{"id":"org.example.sheets","appConnect":true,"authorized":true}}"#),
+        Step(section: "schemes", action: "sheets://import?data=... (handler now whitelisted)",
+             line: #"{"op":"openURL","url":"sheets://import?data=quarterly"}"#),
+        Step(section: "unauthorized", action: "server: user unauthorized",
+             line: #"{"op":"policy","auth":"unauthorized","authMessage":"Device out of compliance"}"#),
+        Step(section: "unauthorized", action: "Open In to com.acme.viewer",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer"}"#),
+        Step(section: "unauthorized", action: "print", line: #"{"op":"print"}"#),
+        Step(section: "retire", action: "server: retire", line: #"{"op":"policy","auth":"retired","authMessage":"Retired by admin"}"#),
+        Step(section: "retire", action: "Open In to com.acme.viewer after retire",
+             line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer"}"#),
+    ]
+
+    /// Runs the scenario and renders the table. Returns the text and whether every line was accepted.
+    public static func run(outboxDirectory: String) -> (table: String, ok: Bool) {
+        let simulator = PolicySimulator(outboxDirectory: outboxDirectory)
+        var rows: [[String]] = [["section", "action", "outcome", "why"]]
+        var ok = true
+        for (index, step) in steps.enumerated() {
+            guard let answer = simulator.handle(line: step.line, number: index + 1) else { continue }
+            ok = ok && !answer.rejected
+            rows.append([step.section, step.action, outcome(of: answer.json), why(of: answer.json)])
+        }
+        return (render(rows), ok)
+    }
+
+    private static func outcome(of json: JSON) -> String {
+        if case .string(let error)? = json["error"] { return "ERROR: \(error)" }
+        if case .string(let outcome)? = json["outcome"] {
+            if case .string(let handler)? = json["handler"] { return "\(outcome) in \(handler)" }
+            return outcome
+        }
+        var parts: [String] = []
+        if case .array(let n)? = json["notifications"], !n.isEmpty {
+            parts.append(n.compactMap { if case .string(let s) = $0 { s } else { nil } }.joined(separator: ", "))
+        }
+        if case .bool(true)? = json["wiped"] { parts.append("wiped") }
+        if case .bool(let ready)? = json["ready"] { parts.append(ready ? "ready" : "started, not ready") }
+        return parts.isEmpty ? "-" : parts.joined(separator: "; ")
+    }
+
+    private static func why(of json: JSON) -> String {
+        if case .string(let why)? = json["why"] { return why }
+        if case .object(let acks)? = json["acks"], !acks.isEmpty {
+            return "acks: " + acks.map { key, value in
+                if case .string(let s) = value { "\(key) \(s)" } else { key }
+            }.joined(separator: ", ")
+        }
+        return ""
+    }
+
+    private static func render(_ rows: [[String]]) -> String {
+        let limits = [12, 52, 34, 200]
+        let cut = rows.map { row in row.enumerated().map { i, cell in
+            cell.count > limits[i] ? String(cell.prefix(limits[i] - 1)) + "…" : cell
+        } }
+        var widths = [Int](repeating: 0, count: 4)
+        for row in cut { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        var out = ""
+        for (r, row) in cut.enumerated() {
+            out += row.enumerated().map { i, cell in
+                i == 3 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: " | ") + "\n"
+            if r == 0 { out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "-+-") + "\n" }
+        }
+        return out
+    }
+}

@@ -1,0 +1,358 @@
+import Foundation
+import ShareBroker
+
+/// The policy simulator of `docs/SIMULATE.md` (JSON Lines, version 1): replays server policies
+/// and user actions against the real library, with the outside world simulated in-process.
+///
+/// Every line is validated completely before anything changes, so a rejected line leaves the
+/// simulated state exactly as it was.
+public final class PolicySimulator {
+    /// The contract version this simulator implements.
+    public static let contractVersion = 1
+
+    private struct World {
+        let broker: ShareBroker
+        let app: SimulatedApp
+        let sink: RecordingReportSink
+    }
+
+    private let outboxDirectory: String
+    private var world: World?
+
+    /// Creates a simulator whose hand-overs go under `outboxDirectory` (absolute).
+    public init(outboxDirectory: String) {
+        self.outboxDirectory = outboxDirectory
+    }
+
+    /// Answers one input line. `nil` for a blank line (which gets no answer).
+    public func handle(line text: String, number: Int) -> (json: JSON, rejected: Bool)? {
+        if text.allSatisfy(\.isWhitespace) { return nil }
+        var op: JSON = .null
+        do throws(SimulatorError) {
+            let input = try JSON.parse(text)
+            if case .object = input, let value = input["op"] { op = value }
+            let fields = try Fields(input)
+            guard let opName = try fields.string("op") else { throw SimulatorError("missing required field 'op'") }
+            let result = try perform(opName, fields)
+            return (.object([("line", .number(Double(number))), ("op", op)] + result), false)
+        } catch {
+            return (.object([("line", .number(Double(number))), ("op", op), ("error", .string(error.message))]), true)
+        }
+    }
+
+    /// Runs a whole stream: one answer per non-blank line, in order. Returns whether any line was rejected.
+    public func run(lines: some Sequence<String>, emit: (String) -> Void) -> Bool {
+        var rejected = false
+        for (index, line) in lines.enumerated() {
+            guard let answer = handle(line: line, number: index + 1) else { continue }
+            rejected = rejected || answer.rejected
+            emit(answer.json.serialized())
+        }
+        return rejected
+    }
+
+    // MARK: - Ops
+
+    private typealias Members = [(String, JSON)]
+
+    private func perform(_ op: String, _ f: Fields) throws(SimulatorError) -> Members {
+        if op == "start" { return try start(f) }
+        let known = ["policy", "device", "state", "openIn", "openURL", "composeMail", "print", "dragAndDrop",
+                     "serverLog", "copy", "paste", "pasteboardRaw", "identity", "webView", "navigate"]
+        guard known.contains(op) else {
+            throw SimulatorError("unknown op '\(op)'; expected one of start, \(known.joined(separator: ", "))")
+        }
+        guard let world else { throw SimulatorError("op '\(op)' before 'start': the first op must be start") }
+        switch op {
+        case "policy": return try policy(f, world)
+        case "device": return try device(f, world)
+        case "state": return try state(world)
+        case "openIn": return try openIn(f, world)
+        case "openURL": return try openURL(f, world)
+        case "composeMail":
+            return action(world) { $0.composeMail() }
+        case "print":
+            return action(world) { $0.print() }
+        case "dragAndDrop":
+            let target = try f.requiredString("target")
+            return action(world, target: target) { $0.dragAndDrop(to: target) }
+        case "serverLog": return serverLog(world)
+        default:
+            throw SimulatorError("op '\(op)' is not implemented yet in this version of the library")
+        }
+    }
+
+    private func start(_ f: Fields) throws(SimulatorError) -> Members {
+        guard world == nil else { throw SimulatorError("'start' may come only once") }
+        let appID = try f.requiredString("app")
+        var manifest = AppManifest()
+        if let m = try f.object("manifest") {
+            manifest.disableSchemeBlocking = try m.bool("MI_AC_DISABLE_SCHEME_BLOCKING") ?? false
+            manifest.treatAllWebViewsAsUnmanaged = try m.bool("TreatAllWebViewsAsUnmanaged") ?? false
+        }
+        let implements = Set(try f.strings("implements") ?? [])
+        for name in implements where !SimulatedApp.optionalCallbacks.contains(name) {
+            throw SimulatorError("field 'implements' names unknown callback '\(name)'; expected any of "
+                                 + SimulatedApp.optionalCallbacks.sorted().joined(separator: ", "))
+        }
+        var device = DeviceApps()
+        if let value = f.object["apps"] {
+            guard case .array(let items) = value else { throw SimulatorError("field 'apps' must be an array of objects") }
+            for item in items { device.upsert(try deviceApp(try Fields(item), existing: nil, field: "apps")) }
+        }
+        let outbox: FolderOutbox
+        do {
+            outbox = try FolderOutbox(directory: outboxDirectory)
+        } catch {
+            throw SimulatorError("cannot use the outbox folder: \(error)")
+        }
+        let sink = RecordingReportSink()
+        let broker = ShareBroker(appID: appID, manifest: manifest, device: device, secureServices: .available,
+                                 platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink))
+        let app = SimulatedApp(implements: implements)
+        do {
+            try broker.start(delegate: app)
+        } catch {
+            throw SimulatorError("the library refused to start: \(error)")
+        }
+        world = World(broker: broker, app: app, sink: sink)
+        return [("ready", .bool(false))]
+    }
+
+    private func deviceApp(_ f: Fields, existing: DeviceApp?, field: String) throws(SimulatorError) -> DeviceApp {
+        guard let id = try f.string("id") else { throw SimulatorError("missing required field '\(field).id'") }
+        return DeviceApp(id: id,
+                         isAppConnect: try f.bool("appConnect") ?? existing?.isAppConnect ?? false,
+                         isAuthorized: try f.bool("authorized") ?? existing?.isAuthorized ?? false,
+                         schemes: try f.strings("handles") ?? existing?.schemes ?? [])
+    }
+
+    private func answers(_ f: Fields) throws(SimulatorError) -> [AcknowledgedKind: Acknowledgment] {
+        guard let ack = try f.object("ackWith") else { return [:] }
+        guard case .object(let members) = ack.object else { return [:] }
+        var out: [AcknowledgedKind: Acknowledgment] = [:]
+        for (key, value) in members {
+            guard let kind = AcknowledgedKind(rawValue: key) else {
+                throw SimulatorError("field 'ackWith' has unknown kind '\(key)'; expected any of "
+                                     + AcknowledgedKind.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            guard case .string(let s) = value else {
+                throw SimulatorError("field 'ackWith.\(key)' must be applied, unsupported or error:<message>")
+            }
+            if s == "applied" {
+                out[kind] = .applied
+            } else if s == "unsupported" {
+                guard kind != .auth else {
+                    throw SimulatorError("field 'ackWith.auth' may not be unsupported: every app must handle authorization")
+                }
+                out[kind] = .unsupported
+            } else if s.hasPrefix("error:") {
+                out[kind] = .error(String(s.dropFirst(6)))
+            } else {
+                throw SimulatorError("field 'ackWith.\(key)' must be applied, unsupported or error:<message>; got '\(s)'")
+            }
+        }
+        return out
+    }
+
+    private func policy(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        var update = PolicyUpdate()
+        update.auth = try f.choice("auth", ["unauthorized": AuthState.unauthorized, "authorized": .authorized,
+                                            "retired": .retired])
+        update.authMessage = try f.string("authMessage")
+        let whitelist = try f.strings("openInWhitelist")
+        let openIn = try f.choice("openIn", ["unauthorized": "unauthorized", "authorized": "authorized",
+                                             "whitelist": "whitelist", "appConnectApps": "appConnectApps"])
+        switch openIn {
+        case "unauthorized"?: update.openIn = .unauthorized
+        case "authorized"?: update.openIn = .authorized
+        case "appConnectApps"?: update.openIn = .allAppConnectApps
+        case "whitelist"?:
+            guard let whitelist else {
+                throw SimulatorError("missing field 'openInWhitelist' (required when openIn is whitelist)")
+            }
+            update.openIn = .whitelist(Set(whitelist))
+        default:
+            if whitelist != nil {
+                guard case .whitelist = w.broker.currentSnapshot.openInSetting else {
+                    throw SimulatorError("field 'openInWhitelist' is given but the Open In policy is not whitelist")
+                }
+                update.openIn = .whitelist(Set(whitelist ?? []))
+            }
+        }
+        if whitelist != nil, let openIn, openIn != "whitelist" {
+            throw SimulatorError("field 'openInWhitelist' contradicts openIn '\(openIn)': a whitelist goes with openIn whitelist only")
+        }
+        update.pasteboard = try f.choice("pasteboard", ["unauthorized": PasteboardPolicy.unauthorized,
+                                                        "authorized": .authorized, "secureCopy": .secureCopy])
+        update.print = try f.choice("print", ["unauthorized": PrintPolicy.unauthorized, "authorized": .authorized])
+        update.secureFileIO = try f.choice("secureFileIO", ["optional": SecureFileIOPolicy.optional,
+                                                            "required": .required])
+        update.logLevel = try f.choice("logLevel", ["error": LogLevel.error, "warning": .warning, "status": .status,
+                                                    "info": .info, "verbose": .verbose, "debug": .debug])
+        update.dragAndDrop = try f.choice("dragAndDrop", ["all": DragAndDropPolicy.all,
+                                                          "appConnectApps": .appConnectApps, "none": .none])
+        update.managedBrowserRequired = try f.bool("managedBrowserRequired")
+        update.config = try f.stringMap("config")
+        let answers = try answers(f)
+        // Everything is validated: from here on the line is carried out.
+        w.app.begin(answers: answers)
+        let outcome: UpdateOutcome
+        do {
+            outcome = try w.broker.apply(update)
+        } catch {
+            throw SimulatorError("the library refused the update: \(error)")
+        }
+        return changeResult(outcome, w) + [("wiped", .bool(outcome.wiped))]
+    }
+
+    private func device(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let services = try f.choice("secureServices", ["available": SecureServicesAvailability.available,
+                                                       "unavailable": .unavailable])
+        let appFields = try f.object("app")
+        guard services != nil || appFields != nil else {
+            throw SimulatorError("a device op needs 'secureServices' or 'app'")
+        }
+        var app: DeviceApp?
+        if let appFields {
+            let id = try appFields.string("id")
+            app = try deviceApp(appFields, existing: id.flatMap { w.broker.currentSnapshot.device[$0] }, field: "app")
+        }
+        let answers = try answers(f)
+        w.app.begin(answers: answers)
+        var combined = UpdateOutcome(generation: 0)
+        do {
+            if let services {
+                let o = try w.broker.setSecureServices(services)
+                combined.changes += o.changes
+                combined.acknowledgments += o.acknowledgments
+            }
+            if let app {
+                let o = try w.broker.updateDevice(app)
+                combined.changes += o.changes
+                combined.acknowledgments += o.acknowledgments
+            }
+        } catch {
+            throw SimulatorError("the library refused the device change: \(error)")
+        }
+        return changeResult(combined, w)
+    }
+
+    private func changeResult(_ outcome: UpdateOutcome, _ w: World) -> Members {
+        let acks = outcome.acknowledgments.map { ($0.kind.rawValue, JSON.string(Self.name(of: $0.state))) }
+        return [("notifications", .array(w.app.notifications.map(JSON.string))), ("acks", .object(acks))]
+    }
+
+    private static func name(of state: PolicyState) -> String {
+        switch state {
+        case .applied: "applied"
+        case .error: "error"
+        case .unsupported: "unsupported"
+        }
+    }
+
+    private func state(_ w: World) throws(SimulatorError) -> Members {
+        let p: PolicySnapshot
+        do {
+            p = try w.broker.policy()
+        } catch {
+            throw SimulatorError("'state' is not allowed before the first policy: the library is not ready")
+        }
+        return [
+            ("ready", .bool(p.isReady)),
+            ("authState", .string(Names.auth[p.authState] ?? "")),
+            ("authMessage", .string(p.authMessage)),
+            ("openInPolicy", .string(Names.openIn[p.openInPolicy] ?? "")),
+            ("openInWhitelist", .array(p.openInWhitelist.sorted().map(JSON.string))),
+            ("pasteboardPolicy", .string(Names.pasteboard[p.pasteboardPolicy] ?? "")),
+            ("printPolicy", .string(p.printPolicy == .authorized ? "authorized" : "unauthorized")),
+            ("secureFileIOPolicy", .string(p.secureFileIOPolicy == .required ? "required" : "optional")),
+            ("secureServices", .string(p.secureServices == .available ? "available" : "unavailable")),
+            ("logLevel", .string(Names.logLevel[p.logLevel] ?? "")),
+            ("dragAndDrop", .string(Names.dragAndDrop[p.dragAndDropPolicy] ?? "")),
+            ("managedBrowserRequired", .bool(p.managedBrowserRequired)),
+            ("config", .object(p.config.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) })),
+            ("copyEnabled", .bool(p.copyEnabled)),
+            ("openInEnabled", .bool(p.openInEnabled)),
+            ("generation", .number(Double(p.generation))),
+        ]
+    }
+
+    private func openIn(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let name = try f.requiredString("document")
+        let target = try f.requiredString("target")
+        let channel = try f.choice("via", ["documentInteraction": TransferChannel.documentInteraction,
+                                           "previewController": .previewController,
+                                           "activitySheet": .activitySheet]) ?? .documentInteraction
+        let bytes: [UInt8]
+        if let text = try f.string("content") {
+            bytes = Array(text.utf8)
+        } else if let encoded = try f.string("contentBase64") {
+            guard let data = Data(base64Encoded: encoded) else {
+                throw SimulatorError("field 'contentBase64' is not valid base64")
+            }
+            bytes = Array(data)
+        } else {
+            throw SimulatorError("missing required field 'content' (or 'contentBase64')")
+        }
+        w.app.begin()
+        let result: TransferResult
+        do {
+            result = try w.broker.openIn(OutboundDocument(name: name, bytes: bytes), target: target, via: channel)
+        } catch {
+            throw SimulatorError("field 'document': \(error)")
+        }
+        return [("outcome", .string(result.outcome.rawValue)), ("path", .string(result.file.path)),
+                ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
+    }
+
+    private func openURL(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let url = try f.requiredString("url")
+        do {
+            _ = try URLRules.decide(url: url, in: w.broker.currentSnapshot)
+        } catch .webScheme(let scheme) {
+            throw SimulatorError("field 'url': \(scheme): URLs are not covered by version 1 of the simulator")
+        } catch {
+            throw SimulatorError("field 'url': \(error)")
+        }
+        w.app.begin()
+        let result: URLDecision
+        do {
+            result = try w.broker.openURL(url)
+        } catch {
+            throw SimulatorError("field 'url': \(error)")
+        }
+        return [("outcome", .string(result.outcome.rawValue)), ("handler", result.handler.map(JSON.string) ?? .null),
+                ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(result.decision.explanation(target: result.handler, snapshot: w.broker.currentSnapshot)))]
+    }
+
+    private func action(_ w: World, target: String? = nil, _ body: (ShareBroker) -> ActionResult) -> Members {
+        w.app.begin()
+        let result = body(w.broker)
+        return [("outcome", .string(result.allowed ? "allowed" : "blocked")),
+                ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
+    }
+
+    private func serverLog(_ w: World) -> Members {
+        let acks = w.sink.acknowledgments.map { record in
+            JSON.object([("kind", .string(record.kind.rawValue)), ("state", .string(Self.name(of: record.state))),
+                         ("message", .string(record.message))])
+        }
+        return [("acks", .array(acks))]
+    }
+}
+
+/// The contract's names for policy values.
+enum Names {
+    static let auth: [AuthState: String] = [.unauthorized: "unauthorized", .authorized: "authorized", .retired: "retired"]
+    static let openIn: [OpenInPolicy: String] = [.unauthorized: "unauthorized", .authorized: "authorized",
+                                                 .whitelist: "whitelist"]
+    static let pasteboard: [PasteboardPolicy: String] = [.unauthorized: "unauthorized", .authorized: "authorized",
+                                                         .secureCopy: "secureCopy"]
+    static let logLevel: [LogLevel: String] = [.error: "error", .warning: "warning", .status: "status", .info: "info",
+                                               .verbose: "verbose", .debug: "debug"]
+    static let dragAndDrop: [DragAndDropPolicy: String] = [.all: "all", .appConnectApps: "appConnectApps", .none: "none"]
+}
