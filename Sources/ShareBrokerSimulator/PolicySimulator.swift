@@ -190,8 +190,8 @@ public final class PolicySimulator {
                                                             "required": .required])
         update.logLevel = try f.choice("logLevel", ["error": LogLevel.error, "warning": .warning, "status": .status,
                                                     "info": .info, "verbose": .verbose, "debug": .debug])
-        update.dragAndDrop = try f.choice("dragAndDrop", ["all": DragAndDropPolicy.all,
-                                                          "appConnectApps": .appConnectApps, "none": .none])
+        update.dragAndDrop = try f.choice("dragAndDrop", ["all": DragAndDropPolicy.allApps,
+                                                          "appConnectApps": .appConnectApps, "none": .noApps])
         update.managedBrowserRequired = try f.bool("managedBrowserRequired")
         update.config = try f.stringMap("config")
         let answers = try answers(f)
@@ -354,5 +354,5 @@ enum Names {
                                                          .secureCopy: "secureCopy"]
     static let logLevel: [LogLevel: String] = [.error: "error", .warning: "warning", .status: "status", .info: "info",
                                                .verbose: "verbose", .debug: "debug"]
-    static let dragAndDrop: [DragAndDropPolicy: String] = [.all: "all", .appConnectApps: "appConnectApps", .none: "none"]
+    static let dragAndDrop: [DragAndDropPolicy: String] = [.allApps: "all", .appConnectApps: "appConnectApps", .noApps: "none"]
 }

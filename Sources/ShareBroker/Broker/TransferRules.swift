@@ -68,8 +68,8 @@ public enum TransferRules {
         guard policy.isReady else { return Decision(allowed: false, rule: .notReady) }
         guard policy.authState == .authorized else { return Decision(allowed: false, rule: .notAuthorized) }
         switch policy.dragAndDropPolicy {
-        case .all: return Decision(allowed: true, rule: .dragAndDropAll)
-        case .none: return Decision(allowed: false, rule: .dragAndDropNone)
+        case .allApps: return Decision(allowed: true, rule: .dragAndDropAll)
+        case .noApps: return Decision(allowed: false, rule: .dragAndDropNone)
         case .appConnectApps:
             return policy.device[target]?.isAuthorizedAppConnectApp == true
                 ? Decision(allowed: true, rule: .dragAndDropAppConnectTarget)

@@ -128,7 +128,7 @@ extension ShareBroker {
             authMessage: message ?? old.authMessage,
             openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
             secureFileIOPolicy: .required, secureServices: old.secureServices, logLevel: .status,
-            dragAndDropPolicy: .none, managedBrowserRequired: false, config: [:],
+            dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
             manifest: old.manifest, device: old.device)
         store.install(retired)
         var wipe = WipeReport()

@@ -89,7 +89,7 @@ public final class PolicySnapshot: Sendable {
             generation: 0, isReady: false, authState: .unauthorized, authMessage: "",
             openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
             secureFileIOPolicy: .required, secureServices: secureServices, logLevel: .status,
-            dragAndDropPolicy: .none, managedBrowserRequired: false, config: [:],
+            dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
             manifest: manifest, device: device)
     }
 

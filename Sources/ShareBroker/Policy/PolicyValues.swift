@@ -101,10 +101,10 @@ public enum LogLevel: Int32, Sendable, CaseIterable, Hashable, Comparable {
 
 /// Where the app may drag and drop content.
 public enum DragAndDropPolicy: Int32, Sendable, CaseIterable, Hashable {
-    /// No target may receive a drop.
-    case none = 0
-    /// Any app may receive a drop.
-    case all = 1
+    /// No target may receive a drop (the server's "none").
+    case noApps = 0
+    /// Any app may receive a drop (the server's "all").
+    case allApps = 1
     /// Only authorized AppConnect apps may receive a drop.
     case appConnectApps = 2
 }
