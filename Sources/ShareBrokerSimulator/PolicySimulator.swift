@@ -325,7 +325,7 @@ public final class PolicySimulator {
         }
         return [("outcome", .string(result.outcome.rawValue)), ("handler", result.handler.map(JSON.string) ?? .null),
                 ("notifications", .array(w.app.notifications.map(JSON.string))),
-                ("why", .string(result.decision.explanation(target: result.handler, snapshot: w.broker.currentSnapshot)))]
+                ("why", .string(result.decision.explanation(target: result.intendedHandler, snapshot: w.broker.currentSnapshot)))]
     }
 
     private func action(_ w: World, target: String? = nil, _ body: (ShareBroker) -> ActionResult) -> Members {

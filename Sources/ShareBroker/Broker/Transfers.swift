@@ -88,7 +88,7 @@ extension ShareBroker {
         case .opened:
             if let handler = result.handler { platform.urlOpener.open(url, in: handler) }
         case .blocked:
-            blocked("openURL", target: nil, decision: result.decision, snapshot: snapshot)
+            blocked("openURL", target: result.intendedHandler, decision: result.decision, snapshot: snapshot)
             if result.notifiesApp { delegate?.openURLAttemptedWhenUnauthorized(url: url) }
         case .unhandled:
             break

@@ -31,6 +31,8 @@ public struct URLDecision: Sendable, Hashable {
     public var outcome: Outcome
     /// The app that opens it (`nil` when blocked or unhandled).
     public var handler: String?
+    /// The app the URL was headed to, even when blocked (`nil` when no app handles the scheme).
+    public var intendedHandler: String?
     /// The rule that decided.
     public var decision: Decision
     /// Whether the app's `openURLAttemptedWhenUnauthorized` callback is owed.
@@ -66,30 +68,35 @@ public enum URLRules {
         if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
         guard policy.isOperational else {
             let d = Decision(allowed: false, rule: policy.isReady ? .notAuthorized : .notReady)
-            return URLDecision(outcome: .blocked, handler: nil, decision: d, notifiesApp: policy.isReady)
+            return URLDecision(outcome: .blocked, handler: nil, intendedHandler: nil, decision: d,
+                               notifiesApp: policy.isReady)
         }
         if scheme == "mailto" {
             let mail = TransferRules.nativeMail(in: policy)
             if mail.allowed {
-                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, decision: mail, notifiesApp: false)
+                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, intendedHandler: WellKnownApp.nativeMail,
+                                   decision: mail, notifiesApp: false)
             }
             if policy.schemeBlockingDisabled {
-                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail,
+                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, intendedHandler: WellKnownApp.nativeMail,
                                    decision: Decision(allowed: true, rule: .schemeBlockingDisabled), notifiesApp: false)
             }
             if let app = policy.device.authorizedAppConnectHandler(forScheme: scheme) {
-                return URLDecision(outcome: .opened, handler: app.id,
+                return URLDecision(outcome: .opened, handler: app.id, intendedHandler: app.id,
                                    decision: Decision(allowed: true, rule: .appConnectMailApp), notifiesApp: false)
             }
-            return URLDecision(outcome: .blocked, handler: nil, decision: mail, notifiesApp: true)
+            return URLDecision(outcome: .blocked, handler: nil, intendedHandler: WellKnownApp.nativeMail, decision: mail,
+                               notifiesApp: true)
         }
         guard let handler = policy.device.handler(forScheme: scheme) else {
-            return URLDecision(outcome: .unhandled, handler: nil,
+            return URLDecision(outcome: .unhandled, handler: nil, intendedHandler: nil,
                                decision: Decision(allowed: false, rule: .noHandler), notifiesApp: false)
         }
         let decision = TransferRules.openIn(target: handler.id, via: .documentInteraction, in: policy)
         return decision.allowed
-            ? URLDecision(outcome: .opened, handler: handler.id, decision: decision, notifiesApp: false)
-            : URLDecision(outcome: .blocked, handler: nil, decision: decision, notifiesApp: true)
+            ? URLDecision(outcome: .opened, handler: handler.id, intendedHandler: handler.id, decision: decision,
+                          notifiesApp: false)
+            : URLDecision(outcome: .blocked, handler: nil, intendedHandler: handler.id, decision: decision,
+                          notifiesApp: true)
     }
 }
