@@ -45,11 +45,14 @@ public struct Decision: Sendable, Hashable {
     public var allowed: Bool
     /// The rule that decided.
     public var rule: DecisionRule
+    /// The generation of the snapshot the decision read: proof it read exactly one.
+    public var generation: UInt64
 
     /// Creates a decision.
-    public init(allowed: Bool, rule: DecisionRule) {
+    public init(allowed: Bool, rule: DecisionRule, generation: UInt64) {
         self.allowed = allowed
         self.rule = rule
+        self.generation = generation
     }
 
     /// Renders the reason for `target` under `snapshot`, for people: the simulator's `why`.

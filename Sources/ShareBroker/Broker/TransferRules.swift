@@ -12,68 +12,75 @@ public enum TransferChannel: String, Sendable, Hashable, CaseIterable {
 /// The decisions themselves: pure functions of one snapshot and one request. No I/O, no
 /// allocation; ``ShareBroker`` acts on what they return.
 public enum TransferRules {
+    /// The gate every rule passes first: before ready, or while the user is not authorized
+    /// (retired included), everything is blocked.
+    @inlinable
+    public static func failClosed(_ policy: PolicySnapshot) -> Decision? {
+        guard policy.isReady else { return Decision(allowed: false, rule: .notReady, generation: policy.generation) }
+        guard policy.authState == .authorized else {
+            return Decision(allowed: false, rule: .notAuthorized, generation: policy.generation)
+        }
+        return nil
+    }
+
     /// Whether a document may go to `target` through `channel`.
     @inlinable
     public static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
-        guard policy.isReady else { return Decision(allowed: false, rule: .notReady) }
-        guard policy.authState == .authorized else { return Decision(allowed: false, rule: .notAuthorized) }
+        if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {
         case .authorized:
-            return Decision(allowed: true, rule: .openInAuthorized)
+            return Decision(allowed: true, rule: .openInAuthorized, generation: policy.generation)
         case .unauthorized:
-            return Decision(allowed: false, rule: .openInUnauthorized)
+            return Decision(allowed: false, rule: .openInUnauthorized, generation: policy.generation)
         case .whitelist:
             if channel == .activitySheet {
-                return Decision(allowed: false, rule: .activitySheetUnderWhitelist)
+                return Decision(allowed: false, rule: .activitySheetUnderWhitelist, generation: policy.generation)
             }
             if target == WellKnownApp.nativeMail || target == WellKnownApp.mailActivity {
                 return policy.whitelistAllowsNativeMail
-                    ? Decision(allowed: true, rule: .nativeMailWhitelisted)
-                    : Decision(allowed: false, rule: .nativeMailNotWhitelisted)
+                    ? Decision(allowed: true, rule: .nativeMailWhitelisted, generation: policy.generation)
+                    : Decision(allowed: false, rule: .nativeMailNotWhitelisted, generation: policy.generation)
             }
             return policy.openInWhitelist.contains(target)
-                ? Decision(allowed: true, rule: .inWhitelist)
-                : Decision(allowed: false, rule: .notInWhitelist)
+                ? Decision(allowed: true, rule: .inWhitelist, generation: policy.generation)
+                : Decision(allowed: false, rule: .notInWhitelist, generation: policy.generation)
         }
     }
 
     /// Whether native mail may open: the in-app composer, or `mailto:` before its exemptions.
     @inlinable
     public static func nativeMail(in policy: PolicySnapshot) -> Decision {
-        guard policy.isReady else { return Decision(allowed: false, rule: .notReady) }
-        guard policy.authState == .authorized else { return Decision(allowed: false, rule: .notAuthorized) }
+        if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {
-        case .authorized: return Decision(allowed: true, rule: .openInAuthorized)
-        case .unauthorized: return Decision(allowed: false, rule: .openInUnauthorized)
+        case .authorized: return Decision(allowed: true, rule: .openInAuthorized, generation: policy.generation)
+        case .unauthorized: return Decision(allowed: false, rule: .openInUnauthorized, generation: policy.generation)
         case .whitelist:
             return policy.whitelistAllowsNativeMail
-                ? Decision(allowed: true, rule: .nativeMailWhitelisted)
-                : Decision(allowed: false, rule: .nativeMailNotWhitelisted)
+                ? Decision(allowed: true, rule: .nativeMailWhitelisted, generation: policy.generation)
+                : Decision(allowed: false, rule: .nativeMailNotWhitelisted, generation: policy.generation)
         }
     }
 
     /// Whether the app may print.
     @inlinable
     public static func print(in policy: PolicySnapshot) -> Decision {
-        guard policy.isReady else { return Decision(allowed: false, rule: .notReady) }
-        guard policy.authState == .authorized else { return Decision(allowed: false, rule: .notAuthorized) }
+        if let closed = failClosed(policy) { return closed }
         return policy.printPolicy == .authorized
-            ? Decision(allowed: true, rule: .printAuthorized)
-            : Decision(allowed: false, rule: .printUnauthorized)
+            ? Decision(allowed: true, rule: .printAuthorized, generation: policy.generation)
+            : Decision(allowed: false, rule: .printUnauthorized, generation: policy.generation)
     }
 
     /// Whether content may be dropped onto `target`.
     @inlinable
     public static func dragAndDrop(target: String, in policy: PolicySnapshot) -> Decision {
-        guard policy.isReady else { return Decision(allowed: false, rule: .notReady) }
-        guard policy.authState == .authorized else { return Decision(allowed: false, rule: .notAuthorized) }
+        if let closed = failClosed(policy) { return closed }
         switch policy.dragAndDropPolicy {
-        case .allApps: return Decision(allowed: true, rule: .dragAndDropAll)
-        case .noApps: return Decision(allowed: false, rule: .dragAndDropNone)
+        case .allApps: return Decision(allowed: true, rule: .dragAndDropAll, generation: policy.generation)
+        case .noApps: return Decision(allowed: false, rule: .dragAndDropNone, generation: policy.generation)
         case .appConnectApps:
             return policy.device[target]?.isAuthorizedAppConnectApp == true
-                ? Decision(allowed: true, rule: .dragAndDropAppConnectTarget)
-                : Decision(allowed: false, rule: .dragAndDropNotAppConnectTarget)
+                ? Decision(allowed: true, rule: .dragAndDropAppConnectTarget, generation: policy.generation)
+                : Decision(allowed: false, rule: .dragAndDropNotAppConnectTarget, generation: policy.generation)
         }
     }
 }

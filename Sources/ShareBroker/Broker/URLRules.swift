@@ -67,7 +67,7 @@ public enum URLRules {
         let scheme = try scheme(of: url)
         if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
         guard policy.isOperational else {
-            let d = Decision(allowed: false, rule: policy.isReady ? .notAuthorized : .notReady)
+            let d = Decision(allowed: false, rule: policy.isReady ? .notAuthorized : .notReady, generation: policy.generation)
             return URLDecision(outcome: .blocked, handler: nil, intendedHandler: nil, decision: d,
                                notifiesApp: policy.isReady)
         }
@@ -79,18 +79,18 @@ public enum URLRules {
             }
             if policy.schemeBlockingDisabled {
                 return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, intendedHandler: WellKnownApp.nativeMail,
-                                   decision: Decision(allowed: true, rule: .schemeBlockingDisabled), notifiesApp: false)
+                                   decision: Decision(allowed: true, rule: .schemeBlockingDisabled, generation: policy.generation), notifiesApp: false)
             }
             if let app = policy.device.authorizedAppConnectHandler(forScheme: scheme) {
                 return URLDecision(outcome: .opened, handler: app.id, intendedHandler: app.id,
-                                   decision: Decision(allowed: true, rule: .appConnectMailApp), notifiesApp: false)
+                                   decision: Decision(allowed: true, rule: .appConnectMailApp, generation: policy.generation), notifiesApp: false)
             }
             return URLDecision(outcome: .blocked, handler: nil, intendedHandler: WellKnownApp.nativeMail, decision: mail,
                                notifiesApp: true)
         }
         guard let handler = policy.device.handler(forScheme: scheme) else {
             return URLDecision(outcome: .unhandled, handler: nil, intendedHandler: nil,
-                               decision: Decision(allowed: false, rule: .noHandler), notifiesApp: false)
+                               decision: Decision(allowed: false, rule: .noHandler, generation: policy.generation), notifiesApp: false)
         }
         let decision = TransferRules.openIn(target: handler.id, via: .documentInteraction, in: policy)
         return decision.allowed

@@ -1,0 +1,85 @@
+/// What a copy does.
+public enum CopyAction: String, Sendable, Hashable {
+    /// Write the item in the clear: every app can read it.
+    case writeClear
+    /// Seal the item so only authorized managed apps can read it.
+    case writeSealed
+    /// Write nothing; the pasteboard keeps what it had.
+    case blocked
+}
+
+/// A copy decision and the rule that made it.
+public struct CopyDecision: Sendable, Hashable {
+    /// Clear, sealed, or blocked.
+    public var action: CopyAction
+    /// Why.
+    public var rule: CopyRule
+    /// Whether the app's `copyAttemptedWhenUnauthorized` callback is owed.
+    public var notifiesApp: Bool
+    /// The generation of the snapshot the decision read.
+    public var generation: UInt64
+
+    /// Creates a decision.
+    public init(action: CopyAction, rule: CopyRule, notifiesApp: Bool, generation: UInt64) {
+        self.action = action
+        self.rule = rule
+        self.notifiesApp = notifiesApp
+        self.generation = generation
+    }
+}
+
+/// The rules of a copy decision.
+public enum CopyRule: String, Sendable, Hashable, CaseIterable {
+    /// Unmanaged content is not restricted.
+    case unmanagedContent
+    /// No policy yet: fail closed.
+    case notReady
+    /// The user is not authorized: fail closed.
+    case notAuthorized
+    /// The pasteboard policy is authorized.
+    case pasteboardAuthorized
+    /// The pasteboard policy is unauthorized.
+    case pasteboardUnauthorized
+    /// SecureCopy with secure services available: sealed.
+    case secureCopy
+    /// SecureCopy without secure services: nothing can be sealed, so nothing is written.
+    case secureServicesUnavailable
+    /// Secure services said available but handed no keys: fail closed.
+    case noKeys
+
+    /// The explanation for people (the simulator's `why`).
+    public var explanation: String {
+        switch self {
+        case .unmanagedContent: "written: unmanaged content is not restricted"
+        case .notReady: "blocked: no policy has arrived yet, so nothing is written"
+        case .notAuthorized: "blocked: the user is not authorized, so nothing is written"
+        case .pasteboardAuthorized: "written: the pasteboard policy is authorized; every app can read it"
+        case .pasteboardUnauthorized: "blocked: the pasteboard policy is unauthorized; the pasteboard keeps what it had"
+        case .secureCopy: "encrypted: SecureCopy seals the item so only authorized managed apps can read it"
+        case .secureServicesUnavailable:
+            "blocked: SecureCopy needs secure services, which are unavailable; nothing is written"
+        case .noKeys: "blocked: secure services handed out no keys; nothing is written"
+        }
+    }
+}
+
+extension TransferRules {
+    /// Whether and how content may be copied to the general pasteboard.
+    /// - Parameter managed: whether the content belongs to the managed identity.
+    @inlinable
+    public static func copy(managed: Bool, in policy: PolicySnapshot) -> CopyDecision {
+        guard managed else { return CopyDecision(action: .writeClear, rule: .unmanagedContent, notifiesApp: false, generation: policy.generation) }
+        guard policy.isReady else { return CopyDecision(action: .blocked, rule: .notReady, notifiesApp: false, generation: policy.generation) }
+        guard policy.authState == .authorized else {
+            return CopyDecision(action: .blocked, rule: .notAuthorized, notifiesApp: true, generation: policy.generation)
+        }
+        switch policy.pasteboardPolicy {
+        case .authorized: return CopyDecision(action: .writeClear, rule: .pasteboardAuthorized, notifiesApp: false, generation: policy.generation)
+        case .unauthorized: return CopyDecision(action: .blocked, rule: .pasteboardUnauthorized, notifiesApp: true, generation: policy.generation)
+        case .secureCopy:
+            return policy.secureServices == .available
+                ? CopyDecision(action: .writeSealed, rule: .secureCopy, notifiesApp: false, generation: policy.generation)
+                : CopyDecision(action: .blocked, rule: .secureServicesUnavailable, notifiesApp: false, generation: policy.generation)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// One item on the general pasteboard: a type id and bytes.
+public struct PasteboardItem: Sendable, Hashable {
+    /// Plain text, UTF-8.
+    public static let textType = "public.utf8-plain-text"
+    /// The type of a sealed (SecureCopy) item; its real type is inside the envelope.
+    public static let sealedType = "org.sharebroker.sealed"
+
+    /// The type id, e.g. ``textType`` or `public.png`.
+    public var type: String
+    /// The bytes any app on the device can read.
+    public var bytes: [UInt8]
+
+    /// Creates an item.
+    public init(type: String, bytes: [UInt8]) {
+        self.type = type
+        self.bytes = bytes
+    }
+
+    /// A UTF-8 text item.
+    public static func text(_ string: String) -> PasteboardItem {
+        PasteboardItem(type: textType, bytes: Array(string.utf8))
+    }
+}
+
+/// The general pasteboard that every app on the device can read. The policy governs writes only.
+public protocol Pasteboard: Sendable {
+    /// What is on the pasteboard now, and its change count.
+    func read() -> (items: [PasteboardItem], changeCount: Int)
+    /// Replaces the contents; returns the new change count.
+    @discardableResult
+    func write(_ items: [PasteboardItem]) -> Int
+    /// Empties the pasteboard only if nobody wrote to it since `changeCount`; returns whether it did.
+    @discardableResult
+    func clear(ifChangeCount changeCount: Int) -> Bool
+}
+
+/// The embedded default ``Pasteboard``: in memory, shared by whoever holds the instance.
+public final class InMemoryPasteboard: Pasteboard {
+    private let state = Mutex<(items: [PasteboardItem], changeCount: Int)>(([], 0))
+
+    /// Creates an empty pasteboard.
+    public init() {}
+
+    public func read() -> (items: [PasteboardItem], changeCount: Int) { state.withLock { $0 } }
+
+    @discardableResult
+    public func write(_ items: [PasteboardItem]) -> Int {
+        state.withLock { state in
+            state.items = items
+            state.changeCount += 1
+            return state.changeCount
+        }
+    }
+
+    @discardableResult
+    public func clear(ifChangeCount changeCount: Int) -> Bool {
+        state.withLock { state in
+            guard state.changeCount == changeCount else { return false }
+            state.items = []
+            state.changeCount += 1
+            return true
+        }
+    }
+}
