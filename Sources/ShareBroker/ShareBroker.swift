@@ -17,6 +17,8 @@ public final class ShareBroker: Sendable {
     public let appID: String
     /// The platform adapters.
     public let platform: Platform
+    /// The app's viewers (containers and web views) and their web-view policies.
+    public let webViews = WebViewHierarchy()
     /// The current policy snapshot; only the lifecycle writes it.
     let store: PolicyStore
     /// Serializes updates; held while callbacks run.

@@ -48,6 +48,26 @@ public enum Demo {
              line: #"{"op":"device","app":{"id":"org.example.sheets","appConnect":true,"authorized":true}}"#),
         Step(section: "schemes", action: "sheets://import?data=... (handler now whitelisted)",
              line: #"{"op":"openURL","url":"sheets://import?data=quarterly"}"#),
+        Step(section: "web views", action: "server: managed browser required for external links",
+             line: #"{"op":"policy","managedBrowserRequired":true}"#),
+        Step(section: "web views", action: "web view A (EULA) with no policy: takes the managed identity",
+             line: #"{"op":"webView","id":"A","parent":"aboutScreen"}"#),
+        Step(section: "web views", action: "web view B under helpScreen (no policy yet)",
+             line: #"{"op":"webView","id":"B","parent":"helpScreen"}"#),
+        Step(section: "web views", action: "container helpScreen set to unmanaged",
+             line: #"{"op":"webView","id":"helpScreen","policy":"unmanaged"}"#),
+        Step(section: "web views", action: "web view B again (inherits unmanaged)", line: #"{"op":"webView","id":"B"}"#),
+        Step(section: "web views", action: "web view E (user documents) with an isExternalURL delegate",
+             line: #"{"op":"webView","id":"E","parent":"docsScreen","policy":"currentIdentity","externalURLDelegate":{"internal":["https://docs.acme.com/u/42/"]}}"#),
+        Step(section: "web views", action: "E navigates to its own document",
+             line: #"{"op":"navigate","view":"E","url":"https://docs.acme.com/u/42/report"}"#),
+        Step(section: "web views", action: "E follows a link to an outside site",
+             line: #"{"op":"navigate","view":"E","url":"https://search.example.org/?q=q3"}"#),
+        Step(section: "web views", action: "the user switches to a personal account",
+             line: #"{"op":"identity","user":"unmanaged"}"#),
+        Step(section: "web views", action: "E follows the same outside link, now unmanaged",
+             line: #"{"op":"navigate","view":"E","url":"https://search.example.org/?q=q3"}"#),
+        Step(section: "web views", action: "back to the managed account", line: #"{"op":"identity","user":"managed"}"#),
         Step(section: "unauthorized", action: "server: user unauthorized",
              line: #"{"op":"policy","auth":"unauthorized","authMessage":"Device out of compliance"}"#),
         Step(section: "unauthorized", action: "Open In to com.acme.viewer",
@@ -83,6 +103,8 @@ public enum Demo {
         }
         if case .bool(true)? = json["wiped"] { parts.append("wiped") }
         if case .bool(let ready)? = json["ready"] { parts.append(ready ? "ready" : "started, not ready") }
+        if case .string(let effective)? = json["effective"] { parts.append("effective: \(effective)") }
+        if case .string(let identity)? = json["identity"] { parts.append("identity: \(identity)") }
         return parts.isEmpty ? "-" : parts.joined(separator: "; ")
     }
 

@@ -77,6 +77,9 @@ public final class PolicySimulator {
             let target = try f.requiredString("target")
             return action(world, target: target) { $0.dragAndDrop(to: target) }
         case "serverLog": return serverLog(world)
+        case "identity": return try identity(f, world.broker)
+        case "webView": return try webView(f, world.broker)
+        case "navigate": return try navigate(f, world.broker)
         default:
             throw SimulatorError("op '\(op)' is not implemented yet in this version of the library")
         }

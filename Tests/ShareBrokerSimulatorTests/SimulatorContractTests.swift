@@ -131,7 +131,7 @@ struct SimulatorContractTests {
     func notYetImplemented() {
         let s = Session()
         s.send(Self.start)
-        for op in ["identity", "webView", "navigate"] {
+        for op in ["copy", "paste", "pasteboardRaw"] {
             #expect(s.send(#"{"op":"\#(op)"}"#)["error"]?.string?.contains("not implemented") == true)
         }
     }

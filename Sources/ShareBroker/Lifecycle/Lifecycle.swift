@@ -57,6 +57,17 @@ extension ShareBroker {
         }
     }
 
+    /// The app switched accounts: content from now on is managed or unmanaged. Decisions made
+    /// after this call use the new identity. No callback, no acknowledgment.
+    @discardableResult
+    public func setIdentity(_ identity: ManagedIdentity) throws(ShareBrokerError) -> UpdateOutcome {
+        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+            guard state.started else { throw .notStarted }
+            let old = store.snapshot
+            return install(old.with(identity: identity), replacing: old)
+        }
+    }
+
     /// Registers a holder of sensitive data that a retire must erase.
     public func registerEraser(_ eraser: any SensitiveDataEraser) {
         lifecycle.withLock { $0.erasers.append(eraser) }
@@ -129,7 +140,7 @@ extension ShareBroker {
             openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
             secureFileIOPolicy: .required, secureServices: old.secureServices, logLevel: .status,
             dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
-            manifest: old.manifest, device: old.device)
+            manifest: old.manifest, device: old.device, identity: old.identity)
         store.install(retired)
         var wipe = WipeReport()
         for eraser in erasers {

@@ -41,13 +41,15 @@ public final class PolicySnapshot: Sendable {
     public let manifest: AppManifest
     /// The other apps on the device.
     public let device: DeviceApps
+    /// Whose content the app shows now: managed (the default) or a personal, unmanaged account.
+    public let identity: ManagedIdentity
 
     init(
         generation: UInt64, isReady: Bool, authState: AuthState, authMessage: String,
         openInSetting: OpenInSetting, pasteboardPolicy: PasteboardPolicy, printPolicy: PrintPolicy,
         secureFileIOPolicy: SecureFileIOPolicy, secureServices: SecureServicesAvailability,
         logLevel: LogLevel, dragAndDropPolicy: DragAndDropPolicy, managedBrowserRequired: Bool,
-        config: [String: String], manifest: AppManifest, device: DeviceApps
+        config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial
     ) {
         self.generation = generation
         self.isReady = isReady
@@ -80,6 +82,7 @@ public final class PolicySnapshot: Sendable {
         self.config = config
         self.manifest = manifest
         self.device = device
+        self.identity = identity
     }
 
     /// The snapshot before the first policy: not ready, and every value at its most restrictive.
@@ -123,7 +126,7 @@ public final class PolicySnapshot: Sendable {
         printPolicy: PrintPolicy? = nil, secureFileIOPolicy: SecureFileIOPolicy? = nil,
         secureServices: SecureServicesAvailability? = nil, logLevel: LogLevel? = nil,
         dragAndDropPolicy: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
-        config: [String: String]? = nil, device: DeviceApps? = nil
+        config: [String: String]? = nil, device: DeviceApps? = nil, identity: ManagedIdentity? = nil
     ) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1,
@@ -140,6 +143,7 @@ public final class PolicySnapshot: Sendable {
             managedBrowserRequired: managedBrowserRequired ?? self.managedBrowserRequired,
             config: config ?? self.config,
             manifest: manifest,
-            device: device ?? self.device)
+            device: device ?? self.device,
+            identity: identity ?? self.identity)
     }
 }
