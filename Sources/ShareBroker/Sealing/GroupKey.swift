@@ -52,6 +52,24 @@ public struct GroupKey: ~Copyable, @unchecked Sendable {
         self.init(id: id, storage: storage)
     }
 
+    /// Copies a key delivered by a custodian into guarded memory; see
+    /// ``init(id:importing:)-(_,UnsafeRawBufferPointer)``. Zero the array afterwards.
+    public init(id: UInt32, importing bytes: [UInt8]) throws(SealingError) {
+        guard bytes.count == Self.byteCount else { throw .invalidKeyLength }
+        let storage = try SecureMemory.allocate(byteCount: Self.byteCount)
+        let copied = bytes.withUnsafeBytes { source -> Bool in
+            guard let base = source.baseAddress else { return false }
+            storage.copyMemory(from: base, byteCount: Self.byteCount)
+            return true
+        }
+        guard copied else {
+            SecureMemory.free(storage)
+            throw .invalidKeyLength
+        }
+        SecureMemory.makeReadOnly(storage)
+        self.init(id: id, storage: storage)
+    }
+
     /// Runs `body` with the key bytes (32). Callers must hold a ``KeyBox`` reader slot.
     @inline(__always)
     func withKeyBytes<R, E: Error>(_ body: (UnsafeRawPointer) throws(E) -> R) throws(E) -> R {
