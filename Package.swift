@@ -60,6 +60,7 @@ let package = Package(
                 "CSodium",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            resources: [.copy("Resources")],
             swiftSettings: strictSwift6
         ),
         .testTarget(
