@@ -5,7 +5,7 @@ import Synchronization
 /// every change, and mediates every outbound transfer.
 ///
 /// ```swift
-/// let broker = ShareBroker(appID: "com.acme.notes")
+/// let broker = ShareBroker(appID: "com.acme.notes", platform: try .embedded(entitling: "com.acme.notes"))
 /// try broker.start(delegate: myDelegate)
 /// // ... the server channel calls broker.apply(update) ...
 /// let result = try broker.openIn(document, target: "com.acme.viewer", via: .documentInteraction)
@@ -24,6 +24,8 @@ public final class ShareBroker: Sendable {
     /// Serializes updates; held while callbacks run.
     let lifecycle = Mutex(LifecycleState())
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
+    /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
+    let lastPasteboardWrite = Mutex<Int?>(nil)
     private let baseLogger: Logger
 
     /// Creates the library for `appID`; it is not started and not ready.
@@ -32,13 +34,13 @@ public final class ShareBroker: Sendable {
     ///   - appID: this app's bundle id.
     ///   - manifest: the app's static settings.
     ///   - device: the other apps on the device, as known at start.
-    ///   - secureServices: whether the key custodian is reachable at start.
-    ///   - platform: the adapters; the embedded defaults keep everything in memory.
+    ///   - platform: the adapters; ``Platform/embedded(entitling:)`` keeps everything in memory.
     public init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps = DeviceApps(),
-                secureServices: SecureServicesAvailability = .available, platform: Platform = .embedded()) {
+                platform: Platform) {
         self.appID = appID
         self.platform = platform
-        self.store = PolicyStore(initial: .initial(manifest: manifest, device: device, secureServices: secureServices))
+        self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
+                                                   secureServices: platform.secureServices.availability))
         self.baseLogger = Logger(label: "sharebroker")
     }
 

@@ -10,10 +10,12 @@ public final class PolicySimulator {
     /// The contract version this simulator implements.
     public static let contractVersion = 1
 
-    private struct World {
+    struct World {
         let broker: ShareBroker
         let app: SimulatedApp
         let sink: RecordingReportSink
+        let pasteboard: InMemoryPasteboard
+        let custodian: InProcessKeyCustodian
     }
 
     private let outboxDirectory: String
@@ -80,6 +82,9 @@ public final class PolicySimulator {
         case "identity": return try identity(f, world.broker)
         case "webView": return try webView(f, world.broker)
         case "navigate": return try navigate(f, world.broker)
+        case "copy": return try copy(f, world)
+        case "paste": return try paste(f, world)
+        case "pasteboardRaw": return pasteboardRaw(world)
         default:
             throw SimulatorError("op '\(op)' is not implemented yet in this version of the library")
         }
@@ -110,15 +115,24 @@ public final class PolicySimulator {
             throw SimulatorError("cannot use the outbox folder: \(error)")
         }
         let sink = RecordingReportSink()
-        let broker = ShareBroker(appID: appID, manifest: manifest, device: device, secureServices: .available,
-                                 platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink))
+        let pasteboard = InMemoryPasteboard()
+        let custodian: InProcessKeyCustodian
+        do {
+            custodian = try InProcessKeyCustodian(
+                entitledAppIDs: [appID] + device.all.filter(\.isAuthorizedAppConnectApp).map(\.id))
+        } catch {
+            throw SimulatorError("secure services could not start: \(error)")
+        }
+        let broker = ShareBroker(appID: appID, manifest: manifest, device: device,
+                                 platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink,
+                                                    pasteboard: pasteboard, secureServices: custodian))
         let app = SimulatedApp(implements: implements)
         do {
             try broker.start(delegate: app)
         } catch {
             throw SimulatorError("the library refused to start: \(error)")
         }
-        world = World(broker: broker, app: app, sink: sink)
+        world = World(broker: broker, app: app, sink: sink, pasteboard: pasteboard, custodian: custodian)
         return [("ready", .bool(false))]
     }
 
@@ -226,11 +240,20 @@ public final class PolicySimulator {
         var combined = UpdateOutcome(generation: 0)
         do {
             if let services {
+                w.custodian.setAvailability(services)
                 let o = try w.broker.setSecureServices(services)
                 combined.changes += o.changes
                 combined.acknowledgments += o.acknowledgments
             }
             if let app {
+                // The custodian follows the device: only authorized AppConnect apps hold keys, and
+                // an app that loses its authorization forces a new key it never receives.
+                let had = w.custodian.isEntitled(appID: app.id)
+                if app.isAuthorizedAppConnectApp && !had {
+                    w.custodian.entitle(appID: app.id)
+                } else if !app.isAuthorizedAppConnectApp && had && app.id != w.broker.appID {
+                    try? w.custodian.revoke(appID: app.id)
+                }
                 let o = try w.broker.updateDevice(app)
                 combined.changes += o.changes
                 combined.acknowledgments += o.acknowledgments

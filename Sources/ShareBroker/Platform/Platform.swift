@@ -7,16 +7,27 @@ public struct Platform: Sendable {
     public var urlOpener: any URLOpener
     /// Where acknowledgments and blocked attempts are reported.
     public var reportSink: any ServerReportSink
+    /// The general pasteboard every app on the device can read.
+    public var pasteboard: any Pasteboard
+    /// The key custodian that hands out the group key ring.
+    public var secureServices: any SecureServices
 
     /// Creates a platform from its adapters.
-    public init(outbox: any Outbox, urlOpener: any URLOpener, reportSink: any ServerReportSink) {
+    public init(outbox: any Outbox, urlOpener: any URLOpener, reportSink: any ServerReportSink,
+                pasteboard: any Pasteboard, secureServices: any SecureServices) {
         self.outbox = outbox
         self.urlOpener = urlOpener
         self.reportSink = reportSink
+        self.pasteboard = pasteboard
+        self.secureServices = secureServices
     }
 
-    /// The embedded defaults: in-memory hand-overs, a recording URL opener and report sink.
-    public static func embedded() -> Platform {
-        Platform(outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink())
+    /// The embedded defaults: in-memory hand-overs and pasteboard, a recording URL opener and
+    /// report sink, and an in-process key custodian that entitles `appID`.
+    /// - Throws: ``SealingError`` when libsodium cannot start or cannot allocate key memory.
+    public static func embedded(entitling appID: String) throws(SealingError) -> Platform {
+        Platform(outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink(),
+                 pasteboard: InMemoryPasteboard(),
+                 secureServices: try InProcessKeyCustodian(entitledAppIDs: [appID]))
     }
 }

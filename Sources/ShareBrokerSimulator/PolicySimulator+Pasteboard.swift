@@ -1,0 +1,63 @@
+import Foundation
+import ShareBroker
+
+/// The pasteboard ops of the contract: `copy`, `paste`, `pasteboardRaw`.
+extension PolicySimulator {
+    func copy(_ f: Fields, _ w: World) throws(SimulatorError) -> [(String, JSON)] {
+        let item: PasteboardItem
+        if let text = try f.string("text") {
+            item = .text(text)
+        } else if let encoded = try f.string("dataBase64") {
+            guard let data = Data(base64Encoded: encoded) else {
+                throw SimulatorError("field 'dataBase64' is not valid base64")
+            }
+            guard let type = try f.string("type") else {
+                throw SimulatorError("missing required field 'type' (required with dataBase64, e.g. public.png)")
+            }
+            item = PasteboardItem(type: type, bytes: Array(data))
+        } else {
+            throw SimulatorError("missing required field 'text' (or 'dataBase64' with 'type')")
+        }
+        let from = try f.string("from")
+        w.app.begin()
+        let result: CopyResult
+        do {
+            result = try w.broker.copy(item, fromWebView: from)
+        } catch {
+            throw SimulatorError(from != nil ? "field 'from': \(error)" : "field 'text': \(error)")
+        }
+        let outcome: String
+        switch result.action {
+        case .writeClear: outcome = "written"
+        case .writeSealed: outcome = "encrypted"
+        case .blocked: outcome = "blocked"
+        }
+        return [("outcome", .string(outcome)), ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(result.decision.rule.explanation))]
+    }
+
+    func paste(_ f: Fields, _ w: World) throws(SimulatorError) -> [(String, JSON)] {
+        let reader = try f.string("as") ?? w.broker.appID
+        let item: PasteboardItem?
+        if reader == w.broker.appID {
+            item = w.broker.paste()
+        } else {
+            let app = w.broker.currentSnapshot.device[reader]
+            var ring: KeyRing?
+            if app?.isAuthorizedAppConnectApp == true { ring = try? w.custodian.keyRing(for: reader) }
+            item = PasteboardReader.readable(w.pasteboard.read().items, keyRing: ring)
+        }
+        guard let item else { return [("text", .null)] }
+        if item.type == PasteboardItem.textType {
+            return [("text", .string(String(decoding: item.bytes, as: UTF8.self)))]
+        }
+        return [("dataBase64", .string(Data(item.bytes).base64EncodedString())), ("type", .string(item.type))]
+    }
+
+    func pasteboardRaw(_ w: World) -> [(String, JSON)] {
+        let items = w.pasteboard.read().items.map { item in
+            JSON.object([("type", .string(item.type)), ("bytesBase64", .string(Data(item.bytes).base64EncodedString()))])
+        }
+        return [("items", .array(items))]
+    }
+}
