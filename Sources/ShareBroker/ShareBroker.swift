@@ -17,6 +17,9 @@ public final class ShareBroker: Sendable {
     public let appID: String
     /// The platform adapters.
     public let platform: Platform
+    /// Where a retire journals its wipe so a crash cannot leave it half done; `nil` when the app
+    /// gave none (the wipe then runs unjournaled).
+    public let wipeJournal: WipeJournal?
     /// The current policy snapshot; only the lifecycle writes it.
     let store: PolicyStore
     /// Serializes updates; held while callbacks run.
@@ -32,20 +35,33 @@ public final class ShareBroker: Sendable {
     ///   - device: the other apps on the device, as known at start.
     ///   - secureServices: whether the key custodian is reachable at start.
     ///   - platform: the adapters; the embedded defaults keep everything in memory.
+    ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
+    ///     survives restarts. Production apps should give one: without it a crash during a
+    ///     retire leaves the rest of the sensitive data in place.
     public init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps = DeviceApps(),
-                secureServices: SecureServicesAvailability = .available, platform: Platform = .embedded()) {
+                secureServices: SecureServicesAvailability = .available, platform: Platform = .embedded(),
+                wipeJournal: WipeJournal? = nil) {
         self.appID = appID
         self.platform = platform
+        self.wipeJournal = wipeJournal
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device, secureServices: secureServices))
         self.baseLogger = Logger(label: "sharebroker")
     }
 
     /// Starts the library. It becomes ready when the first policy arrives (``apply(_:)``).
+    ///
+    /// If the ``wipeJournal`` holds a retire that a crash interrupted, `start` finishes that wipe
+    /// before it returns, with the erasers registered by then (register them all before calling
+    /// `start`), and reports it to the server sink. Throughout, ``policy()`` throws and every
+    /// transfer fails closed; afterwards the snapshot is retired (every policy at its most
+    /// restrictive, no config) and still not ready, so ``ShareBrokerDelegate/appConnectIsReady()``
+    /// comes only with the first policy, after the wipe.
     public func start(delegate: any ShareBrokerDelegate) throws(ShareBrokerError) {
         try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) in
             guard !state.started else { throw .alreadyStarted }
             state.started = true
             delegateSlot.withLock { $0 = delegate }
+            finishInterruptedWipe(erasers: state.erasers)
         }
     }
 
