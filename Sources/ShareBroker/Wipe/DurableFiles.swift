@@ -121,11 +121,12 @@ enum DurableFiles {
         try syncDirectory(directory)
     }
 
-    /// The whole content of a regular file, or `nil` when it does not exist.
+    /// The whole content of a regular file, or `nil` when it does not exist (nor can: a part of
+    /// its folder's path is a file).
     static func contents(of path: String) throws(WipeFileError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT || errno == ENOTDIR { return nil }
             throw WipeFileError(operation: "open", path: path, code: errno)
         }
         defer { close(fd) }
