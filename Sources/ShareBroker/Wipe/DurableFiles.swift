@@ -70,7 +70,8 @@ enum DurableFiles {
         }
     }
 
-    /// Creates `directory` and any missing parents with mode 0700.
+    /// Creates `directory` and any missing parents with mode 0700, durably (each new folder's
+    /// parent is fsynced, so a file made durable inside it cannot vanish with its folder).
     static func makeDirectories(_ directory: String) throws(WipeFileError) {
         var stats = stat()
         if stat(directory, &stats) == 0 {
@@ -79,9 +80,11 @@ enum DurableFiles {
         }
         let up = parent(of: directory)
         if up != directory && up != "." { try makeDirectories(up) }
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+        if mkdir(directory, 0o700) != 0 {
+            if errno == EEXIST { return }
             throw WipeFileError(operation: "create folder", path: directory, code: errno)
         }
+        try syncDirectory(up)
     }
 
     /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it,
