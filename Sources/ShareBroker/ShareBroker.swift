@@ -19,13 +19,16 @@ public final class ShareBroker: Sendable {
     public let platform: Platform
     /// The app's viewers (containers and web views) and their web-view policies.
     public let webViews = WebViewHierarchy()
+    /// Where a retire journals its wipe so a crash cannot leave it half done; `nil` when the app
+    /// gave none (the wipe then runs unjournaled).
+    public let wipeJournal: WipeJournal?
     /// The current policy snapshot; only the lifecycle writes it.
     let store: PolicyStore
     /// Serializes updates; held while callbacks run.
     let lifecycle = Mutex(LifecycleState())
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
-    let lastPasteboardWrite = Mutex<Int?>(nil)
+    let pasteboardWrites = PasteboardWriteLog()
     private let baseLogger: Logger
 
     /// Creates the library for `appID`; it is not started and not ready.
@@ -35,21 +38,41 @@ public final class ShareBroker: Sendable {
     ///   - manifest: the app's static settings.
     ///   - device: the other apps on the device, as known at start.
     ///   - platform: the adapters; ``Platform/embedded(entitling:)`` keeps everything in memory.
+    ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
+    ///     survives restarts. Production apps should give one: without it a crash during a
+    ///     retire leaves the rest of the sensitive data in place.
     public init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps = DeviceApps(),
-                platform: Platform) {
+                platform: Platform, wipeJournal: WipeJournal? = nil) {
         self.appID = appID
         self.platform = platform
+        self.wipeJournal = wipeJournal
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
         self.baseLogger = Logger(label: "sharebroker")
     }
 
+    /// What the library itself holds, erased by every retire after the app's registered erasers:
+    /// key material, and the app's items on the general pasteboard. Their step names start with
+    /// `sharebroker.`.
+    var builtInErasers: [any SensitiveDataEraser] {
+        [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID),
+         PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites)]
+    }
+
     /// Starts the library. It becomes ready when the first policy arrives (``apply(_:)``).
+    ///
+    /// If the ``wipeJournal`` holds a retire that a crash interrupted, `start` finishes that wipe
+    /// before it returns, with the erasers registered by then (register them all before calling
+    /// `start`), and reports it to the server sink. Throughout, ``policy()`` throws and every
+    /// transfer fails closed; afterwards the snapshot is retired (every policy at its most
+    /// restrictive, no config) and still not ready, so ``ShareBrokerDelegate/appConnectIsReady()``
+    /// comes only with the first policy, after the wipe.
     public func start(delegate: any ShareBrokerDelegate) throws(ShareBrokerError) {
         try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) in
             guard !state.started else { throw .alreadyStarted }
             state.started = true
             delegateSlot.withLock { $0 = delegate }
+            finishInterruptedWipe(erasers: state.erasers + builtInErasers)
         }
     }
 

@@ -10,6 +10,7 @@ struct ShareBrokerCommand: ParsableCommand {
         subcommands: [
             Simulate.self,
             DemoCommand.self,
+            WipeProbeCommand.self,
         ])
 }
 

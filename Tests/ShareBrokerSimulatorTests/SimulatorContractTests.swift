@@ -127,15 +127,6 @@ struct SimulatorContractTests {
         #expect(s.send(#"{"op":"start","app":"a","colour":"blue"}"#)["ready"] == .bool(false))
     }
 
-    @Test("ops of later issues answer a clear not-implemented error")
-    func notYetImplemented() {
-        let s = Session()
-        s.send(Self.start)
-        for op in ["copy", "paste", "pasteboardRaw"] {
-            #expect(s.send(#"{"op":"\#(op)"}"#)["error"]?.string?.contains("not implemented") == true)
-        }
-    }
-
     @Test("openIn writes the document or an empty dummy under the outbox, with absolute paths")
     func openInFiles() throws {
         let s = Session()

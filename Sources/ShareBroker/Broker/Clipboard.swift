@@ -102,12 +102,6 @@ extension ShareBroker {
     }
 
     private func record(write changeCount: Int) {
-        lastPasteboardWrite.withLock { $0 = changeCount }
-    }
-
-    /// Takes back what this app wrote to the pasteboard, if nobody wrote after it. Retire uses it.
-    func clearOwnPasteboardItems() -> Bool {
-        guard let changeCount = lastPasteboardWrite.withLock({ $0 }) else { return false }
-        return platform.pasteboard.clear(ifChangeCount: changeCount)
+        pasteboardWrites.record(changeCount)
     }
 }

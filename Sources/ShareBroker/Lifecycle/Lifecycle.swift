@@ -14,15 +14,17 @@ extension ShareBroker {
     /// changed, in a fixed order (auth, config, Open In, pasteboard, print, secure file I/O, log
     /// level), reporting each acknowledgment to the server sink. The update that makes the
     /// library ready invokes only ``ShareBrokerDelegate/appConnectIsReady()``. An update to
-    /// ``AuthState/retired`` wipes what the library holds, resets every policy to its most
-    /// restrictive value and erases the config; it announces only the authorization change.
+    /// ``AuthState/retired`` resets every policy to its most restrictive value and erases the
+    /// config, then wipes what the registered erasers hold (journaled in the ``wipeJournal``,
+    /// so a crash half way is finished at the next start), reports the wipe to the server sink,
+    /// and announces only the authorization change.
     @discardableResult
     public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
         try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
             guard state.started else { throw .notStarted }
             let old = store.snapshot
             if update.auth == .retired {
-                return retire(from: old, message: update.authMessage, erasers: state.erasers)
+                return retire(from: old, message: update.authMessage, erasers: state.erasers + builtInErasers)
             }
             let next = old.with(
                 isReady: true, authState: update.auth, authMessage: update.authMessage,
@@ -69,6 +71,10 @@ extension ShareBroker {
     }
 
     /// Registers a holder of sensitive data that a retire must erase.
+    ///
+    /// Register every eraser before ``start(delegate:)``: a retire interrupted by a crash is
+    /// finished inside the next `start`, with the erasers registered at that moment; a step of
+    /// the journal whose eraser is not registered by then is reported as not wiped.
     public func registerEraser(_ eraser: any SensitiveDataEraser) {
         lifecycle.withLock { $0.erasers.append(eraser) }
     }
@@ -134,25 +140,9 @@ extension ShareBroker {
 
     private func retire(from old: PolicySnapshot, message: String?, erasers: [any SensitiveDataEraser]) -> UpdateOutcome {
         // Fail closed first: from this swap on every transfer is refused, then the data goes.
-        let retired = PolicySnapshot(
-            generation: old.generation &+ 1, isReady: true, authState: .retired,
-            authMessage: message ?? old.authMessage,
-            openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
-            secureFileIOPolicy: .required, secureServices: old.secureServices, logLevel: .status,
-            dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
-            manifest: old.manifest, device: old.device, identity: old.identity)
+        let retired = old.retired(message: message ?? old.authMessage, isReady: true)
         store.install(retired)
-        var wipe = WipeReport()
-        for eraser in erasers {
-            do {
-                try eraser.eraseSensitiveData()
-                wipe.erased.append(eraser.wipeName)
-            } catch {
-                wipe.failed[eraser.wipeName] = String(describing: error)
-                logger.error("retire could not erase \(eraser.wipeName)")
-            }
-        }
-        platform.reportSink.wiped(wipe)
+        runJournaledWipe(Self.wipeSteps(for: erasers), erasers: erasers, resumed: false)
         var outcome = UpdateOutcome(wiped: true, generation: retired.generation)
         guard let delegate else { return outcome }
         if !old.isReady {
@@ -166,5 +156,18 @@ extension ShareBroker {
             outcome.acknowledgments.append(report(.auth, answer, generation: retired.generation))
         }
         return outcome
+    }
+}
+
+extension PolicySnapshot {
+    /// The snapshot of a retired app: every policy at its most restrictive value, no config,
+    /// the next generation. Secure services, manifest and device carry over.
+    func retired(message: String, isReady: Bool) -> PolicySnapshot {
+        PolicySnapshot(
+            generation: generation &+ 1, isReady: isReady, authState: .retired, authMessage: message,
+            openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
+            secureFileIOPolicy: .required, secureServices: secureServices, logLevel: .status,
+            dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
+            manifest: manifest, device: device, identity: identity)
     }
 }

@@ -13,6 +13,11 @@ public protocol SecureServices: Sendable {
     /// - Throws: ``SecureServicesError/unavailable`` when secure services are unavailable;
     ///   ``SecureServicesError/notEntitled(_:)`` when the app is not entitled to the group's keys.
     func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing
+
+    /// The app `appID` is retired: forget and zero whatever key material it holds, and make sure
+    /// it never receives a key that seals new items. Items sealed before stay readable to the
+    /// apps still authorized.
+    func relinquishKeys(for appID: String) throws(SealingError)
 }
 
 /// The embedded ``SecureServices``: holds the group's key ring in this process and decides which
@@ -111,6 +116,13 @@ public final class InProcessKeyCustodian: SecureServices {
     public func revoke(appID: String) throws(SealingError) {
         _ = state.withLock { $0.entitled.remove(appID) }
         try rotate()
+    }
+
+    /// The in-process custodian shares one ring among the apps of this process, so it cannot zero
+    /// the ring for one app alone: it revokes the app (see ``revoke(appID:)``), which removes its
+    /// entitlement and rotates the group key.
+    public func relinquishKeys(for appID: String) throws(SealingError) {
+        try revoke(appID: appID)
     }
 
     /// Zeroes every key of the group ring now (retire) and makes secure services unavailable.

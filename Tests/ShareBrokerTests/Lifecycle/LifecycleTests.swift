@@ -35,7 +35,7 @@ struct LifecycleTests {
 
     @Test("start is required first, and only once")
     func startRules() throws {
-        let broker = ShareBroker(appID: "com.acme.notes")
+        let broker = ShareBroker(appID: "com.acme.notes", platform: try .embedded(entitling: "com.acme.notes"))
         #expect(throws: ShareBrokerError.notStarted) { try broker.apply(PolicyUpdate(auth: .authorized)) }
         #expect(throws: ShareBrokerError.notStarted) { try broker.updateDevice(DeviceApp(id: "x")) }
         try broker.start(delegate: MinimalDelegate())
@@ -125,7 +125,8 @@ struct LifecycleTests {
         #expect(outcome.changes == [.auth])
         #expect(outcome.acknowledgments.map(\.kind) == [.auth])
         #expect(keys.erased)
-        #expect(fixture.sink.wipeReports == [WipeReport(erased: ["keys"], failed: ["files": "Refused()"])])
+        #expect(fixture.sink.wipeReports == [WipeReport(erased: ["keys", "sharebroker.keys", "sharebroker.pasteboard"],
+                                                        failed: ["files": "Refused()"])])
         let p = try fixture.broker.policy()
         #expect(p.authState == .retired)
         #expect(p.openInPolicy == .unauthorized)

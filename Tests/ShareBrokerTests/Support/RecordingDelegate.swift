@@ -82,14 +82,19 @@ struct Fixture {
     let outbox: InMemoryOutbox
     let sink: RecordingReportSink
     let opener: RecordingURLOpener
+    let pasteboard: InMemoryPasteboard
+    let custodian: InProcessKeyCustodian
 
     init(implementing: Set<RecordingDelegate.Callback> = Set(RecordingDelegate.Callback.allCases),
          manifest: AppManifest = AppManifest(), apps: [DeviceApp] = [], ready: PolicyUpdate? = nil) throws {
         outbox = InMemoryOutbox()
         sink = RecordingReportSink()
         opener = RecordingURLOpener()
+        pasteboard = InMemoryPasteboard()
+        custodian = try InProcessKeyCustodian(entitledAppIDs: ["com.acme.notes"])
         broker = ShareBroker(appID: "com.acme.notes", manifest: manifest, device: DeviceApps(apps),
-                             platform: Platform(outbox: outbox, urlOpener: opener, reportSink: sink))
+                             platform: Platform(outbox: outbox, urlOpener: opener, reportSink: sink,
+                                                pasteboard: pasteboard, secureServices: custodian))
         delegate = RecordingDelegate(implementing: implementing)
         try broker.start(delegate: delegate)
         if let ready {

@@ -1,0 +1,281 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file-system call that failed during a wipe or while keeping the wipe journal.
+///
+/// Carries the path and `errno`, never file contents.
+public struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The call that failed, e.g. `unlink`, `open`, `fsync`, `rename`.
+    public var operation: String
+    /// The path it was called on.
+    public var path: String
+    /// The `errno` it set.
+    public var code: Int32
+
+    /// Creates an error.
+    public init(operation: String, path: String, code: Int32) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+    }
+
+    public var description: String {
+        let reason = String(cString: strerror(code))
+        let advice: String
+        switch code {
+        case EACCES, EPERM: advice = "check the owner and permissions of the file and its folder"
+        case EROFS: advice = "the file system is read-only; remount it writable"
+        case ENOSPC, EDQUOT: advice = "free some space"
+        case EXDEV: advice = "it is a mount point inside a registered folder; unmount it or register it separately"
+        case EMFILE, ENFILE: advice = "too many open files; raise the open-file limit"
+        default: advice = "check the path and the file system"
+        }
+        return "could not \(operation) \(path): \(reason) (errno \(code)); \(advice)"
+    }
+}
+
+/// The POSIX calls the wipe and its journal need: recursive removal that never follows a
+/// symbolic link nor crosses into another file system, durable (fsynced) writes and removals.
+///
+/// Not Foundation: Foundation's file manager neither fsyncs nor handles file names that are
+/// not valid UTF-8, and a wipe must remove those too.
+enum DurableFiles {
+    /// The folder part of an absolute path (`/` for a file at the root).
+    static func parent(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        if slash == path.utf8.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The last component of a path.
+    static func lastComponent(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
+
+    /// Makes the entries of `directory` durable: a rename, creation or removal in it survives
+    /// a power cut once this returns. A missing folder is not an error (there is nothing to keep).
+    static func syncDirectory(_ directory: String) throws(WipeFileError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            throw WipeFileError(operation: "open", path: directory, code: errno)
+        }
+        defer { close(fd) }
+        if fsync(fd) != 0 {
+            throw WipeFileError(operation: "fsync", path: directory, code: errno)
+        }
+    }
+
+    /// Creates `directory` and any missing parents with mode 0700, durably (each new folder's
+    /// parent is fsynced, so a file made durable inside it cannot vanish with its folder).
+    static func makeDirectories(_ directory: String) throws(WipeFileError) {
+        var stats = stat()
+        if stat(directory, &stats) == 0 {
+            if (stats.st_mode & S_IFMT) == S_IFDIR { return }
+            throw WipeFileError(operation: "create folder", path: directory, code: ENOTDIR)
+        }
+        let up = parent(of: directory)
+        if up != directory && up != "." { try makeDirectories(up) }
+        if mkdir(directory, 0o700) != 0 {
+            if errno == EEXIST { return }
+            throw WipeFileError(operation: "create folder", path: directory, code: errno)
+        }
+        try syncDirectory(up)
+    }
+
+    /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it,
+    /// fsync it, rename it over `path`, fsync the folder. A reader sees the old or the new
+    /// content, never a mix, even after a crash. The file gets mode 0600.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(WipeFileError) {
+        let directory = parent(of: path)
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw WipeFileError(operation: "create", path: temporary, code: errno) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temporary)
+                throw WipeFileError(operation: "write", path: temporary, code: code)
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw WipeFileError(operation: "fsync", path: temporary, code: code)
+        }
+        close(fd)
+        if rename(temporary, path) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw WipeFileError(operation: "rename", path: temporary, code: code)
+        }
+        try syncDirectory(directory)
+    }
+
+    /// The whole content of a regular file, or `nil` when it does not exist (nor can: a part of
+    /// its folder's path is a file).
+    static func contents(of path: String) throws(WipeFileError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw WipeFileError(operation: "open", path: path, code: errno)
+        }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw WipeFileError(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { return result }
+            result.append(contentsOf: chunk[0 ..< n])
+        }
+    }
+
+    /// Removes one file and makes the removal durable. A file already gone is not an error.
+    static func removeFile(_ path: String) throws(WipeFileError) {
+        if unlink(path) != 0 && errno != ENOENT {
+            throw WipeFileError(operation: "unlink", path: path, code: errno)
+        }
+        try syncDirectory(parent(of: path))
+    }
+
+    /// Erases a registered location and makes the erasure durable.
+    ///
+    /// * A folder keeps existing but loses everything inside it, recursively.
+    /// * A file, or a symbolic link, is unlinked. Links are never followed, at any depth, so a
+    ///   link cannot make the wipe reach outside the registered locations.
+    /// * A folder of another file system mounted inside is not entered; it is reported.
+    /// * A location that does not exist is already erased.
+    ///
+    /// Every entry is attempted even when some fail; the failures are returned, in order.
+    /// The folders whose entries changed are fsynced, so the removals survive a power cut.
+    static func eraseLocation(_ path: String) -> [WipeFileError] {
+        var stats = stat()
+        if lstat(path, &stats) != 0 {
+            if errno == ENOENT {
+                // Gone already; a removal an earlier run made may not have reached the disk.
+                do { try syncDirectory(parent(of: path)) } catch { return [error] }
+                return []
+            }
+            return [WipeFileError(operation: "stat", path: path, code: errno)]
+        }
+        guard (stats.st_mode & S_IFMT) == S_IFDIR else {
+            do { try removeFile(path) } catch { return [error] }
+            return []
+        }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return [WipeFileError(operation: "open", path: path, code: errno)] }
+        defer { close(fd) }
+        var failures = removeContents(of: fd, path: path, device: stats.st_dev)
+        if fsync(fd) != 0 {
+            failures.append(WipeFileError(operation: "fsync", path: path, code: errno))
+        }
+        return failures
+    }
+
+    /// Removes every entry of the open folder `fd`, recursively, staying on `device`.
+    private static func removeContents(of fd: Int32, path: String, device: dev_t) -> [WipeFileError] {
+        var failures: [WipeFileError] = []
+        // Entries created while we remove (by a racing writer) get two more passes.
+        for _ in 0 ..< 3 {
+            let names: [[CChar]]
+            switch entryNames(of: fd, path: path) {
+            case .success(let list): names = list
+            case .failure(let error): return failures + [error]
+            }
+            if names.isEmpty { return failures }
+            failures = []
+            for name in names {
+                failures += removeEntry(name, in: fd, parentPath: path, device: device)
+            }
+            if !failures.isEmpty { return failures }
+        }
+        return failures
+    }
+
+    /// Removes one entry of the open folder `parentFD`: a folder with its contents, anything
+    /// else by unlinking it.
+    private static func removeEntry(_ name: [CChar], in parentFD: Int32, parentPath: String,
+                                    device: dev_t) -> [WipeFileError] {
+        let path = parentPath + "/" + displayName(name)
+        var stats = stat()
+        let found = fstatat(parentFD, name, &stats, AT_SYMLINK_NOFOLLOW)
+        if found != 0 {
+            if errno == ENOENT { return [] }
+            return [WipeFileError(operation: "stat", path: path, code: errno)]
+        }
+        if (stats.st_mode & S_IFMT) == S_IFDIR {
+            if stats.st_dev != device {
+                return [WipeFileError(operation: "enter", path: path, code: EXDEV)]
+            }
+            let child = openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard child >= 0 else {
+                if errno == ENOENT { return [] }
+                return [WipeFileError(operation: "open", path: path, code: errno)]
+            }
+            let failures = removeContents(of: child, path: path, device: device)
+            close(child)
+            if !failures.isEmpty { return failures }
+            let removed = unlinkat(parentFD, name, AT_REMOVEDIR)
+            if removed != 0 && errno != ENOENT {
+                return [WipeFileError(operation: "remove folder", path: path, code: errno)]
+            }
+            return []
+        }
+        let removed = unlinkat(parentFD, name, 0)
+        if removed != 0 && errno != ENOENT {
+            return [WipeFileError(operation: "unlink", path: path, code: errno)]
+        }
+        return []
+    }
+
+    /// The names in an open folder (without `.` and `..`), as raw NUL-terminated bytes: a name
+    /// need not be valid UTF-8, and a repaired name would name a different file.
+    private static func entryNames(of fd: Int32, path: String) -> Result<[[CChar]], WipeFileError> {
+        // fdopendir takes ownership of its descriptor: give it a duplicate.
+        let copy = dup(fd)
+        guard copy >= 0 else { return .failure(WipeFileError(operation: "dup", path: path, code: errno)) }
+        guard let stream = fdopendir(copy) else {
+            let code = errno
+            close(copy)
+            return .failure(WipeFileError(operation: "open folder", path: path, code: code))
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [[CChar]] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { return .failure(WipeFileError(operation: "read folder", path: path, code: errno)) }
+                return .success(names)
+            }
+            let name: [CChar] = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { start in
+                    Array(UnsafeBufferPointer(start: start, count: strlen(start) + 1))
+                }
+            }
+            if name == [46, 0] || name == [46, 46, 0] { continue }  // "." and ".."
+            names.append(name)
+        }
+    }
+
+    /// A printable form of a raw name for error messages (invalid UTF-8 is repaired here only).
+    private static func displayName(_ name: [CChar]) -> String {
+        String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

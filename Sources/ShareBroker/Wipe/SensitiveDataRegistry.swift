@@ -1,0 +1,185 @@
+import Synchronization
+
+/// Why a location or a credential could not be registered.
+public enum SensitiveDataRegistryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The path is not absolute, is `/`, or holds an empty, `.` or `..` component or NUL.
+    /// Register the absolute, normalized path of the app's own folder or file.
+    case invalidPath(String)
+    /// The credential id is empty or holds NUL. Use a short printable id.
+    case invalidCredentialID
+    /// A credential was registered but the registry has no ``CredentialStore``.
+    /// Create the registry with `SensitiveDataRegistry(credentialStore:)`.
+    case noCredentialStore
+
+    public var description: String {
+        switch self {
+        case .invalidPath(let path):
+            "cannot register '\(path)': give an absolute path other than '/', without '.', '..' or empty components"
+        case .invalidCredentialID:
+            "a credential id must not be empty nor contain NUL; use a short printable id"
+        case .noCredentialStore:
+            "this registry has no credential store; create it with SensitiveDataRegistry(credentialStore:)"
+        }
+    }
+}
+
+/// What the app keeps sensitive data in, for a retire to erase: folders and files, and stored
+/// credentials.
+///
+/// Register everything **before** ``ShareBroker/start(delegate:)``: a retire interrupted by a
+/// crash is finished inside the next `start`, with what is registered at that moment.
+///
+/// ```swift
+/// let registry = SensitiveDataRegistry(credentialStore: FileCredentialStore(directory: stateDir + "/credentials"))
+/// try registry.registerLocation(documentsDir)
+/// try registry.registerCredential(id: "oauth-refresh-token")
+/// broker.registerSensitiveData(registry)
+/// try broker.start(delegate: app)
+/// ```
+///
+/// The registry provides two erasers (``erasers``): ``filesWipeName`` erases the registered
+/// locations, ``credentialsWipeName`` deletes the registered credentials. Each reads the registry
+/// when it runs, so locations registered later are erased too. Key material and pasteboard items
+/// have erasers of their own, registered with ``ShareBroker/registerEraser(_:)``.
+public final class SensitiveDataRegistry: Sendable {
+    /// The wipe name of the eraser of registered folders and files.
+    public static let filesWipeName = "files"
+    /// The wipe name of the eraser of registered credentials.
+    public static let credentialsWipeName = "credentials"
+
+    /// Where registered credentials are stored, if the app uses stored credentials.
+    public let credentialStore: (any CredentialStore)?
+    private let registered = Mutex<(locations: [String], credentials: [String])>(([], []))
+
+    /// Creates an empty registry.
+    ///
+    /// - Parameter credentialStore: where the app stores the credentials it will register;
+    ///   `nil` when it stores none.
+    public init(credentialStore: (any CredentialStore)? = nil) {
+        self.credentialStore = credentialStore
+    }
+
+    /// Registers a folder or a file the app keeps sensitive data in.
+    ///
+    /// On retire a folder loses everything inside it (the folder itself stays, empty) and a file
+    /// is deleted. Symbolic links are deleted, never followed; a file system mounted inside a
+    /// folder is not entered (reported as not wiped). Registering a path twice is harmless.
+    ///
+    /// - Parameter path: an absolute path; `//` and a trailing `/` are tidied.
+    /// - Throws: ``SensitiveDataRegistryError/invalidPath(_:)`` for a relative path, `/`, or one
+    ///   with `.` or `..` components.
+    public func registerLocation(_ path: String) throws(SensitiveDataRegistryError) {
+        let normalized = try Self.normalize(path)
+        registered.withLock { state in
+            if !state.locations.contains(normalized) { state.locations.append(normalized) }
+        }
+    }
+
+    /// Registers the id of a credential kept in ``credentialStore``; retire deletes it.
+    public func registerCredential(id: String) throws(SensitiveDataRegistryError) {
+        guard credentialStore != nil else { throw .noCredentialStore }
+        guard !id.isEmpty, !id.utf8.contains(0) else { throw .invalidCredentialID }
+        registered.withLock { state in
+            if !state.credentials.contains(id) { state.credentials.append(id) }
+        }
+    }
+
+    /// The registered locations, normalized, in the order of registration.
+    public var locations: [String] { registered.withLock { $0.locations } }
+
+    /// The registered credential ids, in the order of registration.
+    public var credentialIDs: [String] { registered.withLock { $0.credentials } }
+
+    /// The erasers to register with the broker: registered files, then (when there is a
+    /// credential store) registered credentials.
+    public var erasers: [any SensitiveDataEraser] {
+        var list: [any SensitiveDataEraser] = [RegisteredFilesEraser(registry: self)]
+        if credentialStore != nil { list.append(RegisteredCredentialsEraser(registry: self)) }
+        return list
+    }
+
+    static func normalize(_ path: String) throws(SensitiveDataRegistryError) -> String {
+        guard path.hasPrefix("/"), !path.utf8.contains(0) else { throw .invalidPath(path) }
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard !components.isEmpty, !components.contains(where: { $0 == "." || $0 == ".." }) else {
+            throw .invalidPath(path)
+        }
+        return "/" + components.joined(separator: "/")
+    }
+}
+
+/// Erases every location of a ``SensitiveDataRegistry``: unlinks, recursively, and fsyncs the
+/// folders whose entries changed so the removal is durable.
+///
+/// Overwriting before unlinking is deliberately not done: on flash storage, copy-on-write and
+/// journaling file systems an overwrite goes to new blocks and leaves the old ones in place, so
+/// it only costs time. Erasure of the blocks is the job of the device's disk encryption.
+public struct RegisteredFilesEraser: SensitiveDataEraser {
+    /// The registry whose locations are erased.
+    public let registry: SensitiveDataRegistry
+
+    /// Creates the eraser of `registry`'s locations.
+    public init(registry: SensitiveDataRegistry) {
+        self.registry = registry
+    }
+
+    /// ``SensitiveDataRegistry/filesWipeName``.
+    public var wipeName: String { SensitiveDataRegistry.filesWipeName }
+
+    /// Erases every location, going on past failures; throws them all at the end.
+    public func eraseSensitiveData() throws {
+        let failures = registry.locations.flatMap { DurableFiles.eraseLocation($0) }
+        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures.map(\.description)) }
+    }
+}
+
+/// Deletes every credential id of a ``SensitiveDataRegistry`` from its ``CredentialStore``.
+public struct RegisteredCredentialsEraser: SensitiveDataEraser {
+    /// The registry whose credentials are deleted.
+    public let registry: SensitiveDataRegistry
+
+    /// Creates the eraser of `registry`'s credentials.
+    public init(registry: SensitiveDataRegistry) {
+        self.registry = registry
+    }
+
+    /// ``SensitiveDataRegistry/credentialsWipeName``.
+    public var wipeName: String { SensitiveDataRegistry.credentialsWipeName }
+
+    /// Deletes every registered credential, going on past failures; throws them all at the end.
+    public func eraseSensitiveData() throws {
+        guard let store = registry.credentialStore else { return }
+        var failures: [String] = []
+        for id in registry.credentialIDs {
+            do {
+                try store.deleteCredential(id: id)
+            } catch {
+                failures.append("credential '\(id)': \(error.description)")
+            }
+        }
+        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures) }
+    }
+}
+
+/// Some of what an eraser holds could not be erased; the rest was.
+public struct SensitiveDataWipeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// One line per item that could not be erased: what, why, and what to do.
+    public var failures: [String]
+
+    /// Creates an error.
+    public init(failures: [String]) {
+        self.failures = failures
+    }
+
+    public var description: String { failures.joined(separator: "; ") }
+}
+
+extension ShareBroker {
+    /// Registers the erasers of `registry` (``SensitiveDataRegistry/erasers``).
+    ///
+    /// Call it before ``start(delegate:)``, like every eraser registration: a retire that a
+    /// crash interrupted is finished during `start` with the erasers registered by then.
+    public func registerSensitiveData(_ registry: SensitiveDataRegistry) {
+        for eraser in registry.erasers { registerEraser(eraser) }
+    }
+}
