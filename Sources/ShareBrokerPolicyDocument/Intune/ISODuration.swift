@@ -22,7 +22,7 @@ struct ISODuration: Sendable, Hashable {
             chars.removeFirst()
         }
         guard chars.first == UInt8(ascii: "P") else {
-            return .failure(DurationError("an ISO 8601 duration starts with 'P' (for example PT12H or P90D)"))
+            return .failure(DurationError("it must start with 'P', as in PT12H or P90D"))
         }
         var i = 1
         var inTime = false

@@ -292,6 +292,14 @@ private struct ImportRun {
         for member in members {
             let key = member.key
             let value = member.value
+            if platform == .iOS, Self.androidOnly.contains(key) {
+                report(key, value, .notSupported, "an Android-only field in an iOS body; ignored")
+                continue
+            }
+            if platform == .android, Self.iosOnly.contains(key) {
+                report(key, value, .notSupported, "an iOS-only field in an Android body; ignored")
+                continue
+            }
             switch key {
             case "allowedOutboundDataTransferDestinations":
                 mapDestinations(key, value)
@@ -541,7 +549,7 @@ private struct ImportRun {
 
     mutating func mapOther(_ key: String, _ value: JSONValue) {
         if key.contains("@odata.") {
-            report(key, value, .notSupported, "Graph metadata, not a policy setting")
+            report(key, value, .notSupported, "Graph metadata")
             return
         }
         guard let kind = Self.kinds[key] else {
@@ -551,25 +559,25 @@ private struct ImportRun {
         }
         switch kind {
         case .access:
-            report(key, value, .notSupported, "app access (PIN, credentials): the management server decides who is "
-                   + "authorized; the library only receives the result (auth)")
+            report(key, value, .notSupported, "app access (PIN, credentials): the server decides auth")
         case .conditionalLaunch:
-            report(key, value, .notSupported, "conditional launch: the server's compliance check decides auth; "
-                   + "the library does not check versions, models or threats")
+            report(key, value, .notSupported, "conditional launch (versions, models, threats): the server decides auth")
         case .storage:
-            report(key, value, .notSupported, "Save As and storage locations are not modelled")
+            report(key, value, .notSupported, "Save As and storage locations: not modelled")
         case .inbound:
-            report(key, value, .notSupported, "inbound transfers (documents coming into the app) are not governed by the library")
+            report(key, value, .notSupported, "inbound transfers: not governed by the library")
         case .deviceFeature:
-            report(key, value, .notSupported, "device feature outside the library (backup, contacts, screen capture, "
-                   + "keyboards, notifications, dialer)")
+            report(key, value, .notSupported, "device feature outside the library")
         case .browser:
-            report(key, value, .notSupported, "which managed browser opens links is the device's choice; only whether one "
-                   + "is required (managedBrowserRequired) is part of the policy")
+            report(key, value, .notSupported, "which browser: the device's choice (only managedBrowserRequired is policy)")
         case .protection:
-            report(key, value, .notSupported, "the library always protects what it hands over under a whitelist; this cannot be switched off")
+            if value == .bool(false) {
+                report(key, value, .mapped, "protection stays on, as the library always keeps it")
+            } else {
+                report(key, value, .notSupported, "protection of handed-over data cannot be switched off in the library")
+            }
         case .metadata:
-            report(key, value, .notSupported, "Graph metadata, not a policy setting")
+            report(key, value, .notSupported, "Graph metadata")
         case .clipboardException:
             mapClipboardException(key, value)
         case .duration:
@@ -590,14 +598,17 @@ private struct ImportRun {
         if n < 0 || n > 65_535 {
             warnings.append("\(key): \(n) is outside 0...65535 characters; ignored")
         }
-        report(key, value, .notSupported, n > 0
-               ? "no short-snippet exception: copies of \(n) characters or fewer follow the pasteboard policy too (stricter)"
-               : "zero: no exception, as in the library")
+        if n == 0 {
+            report(key, value, .mapped, "zero: no exception, as in the library")
+        } else {
+            report(key, value, .notSupported, "no short-snippet exception: copies of \(n) characters or fewer follow the "
+                   + "pasteboard policy too (stricter)")
+        }
     }
 
     mutating func mapDuration(_ key: String, _ value: JSONValue) {
-        let what = key.contains("Wipe") ? "no offline wipe timer: retire comes from the server"
-            : "no offline or online timers: the server pushes auth changes"
+        let what = key.contains("Wipe") ? "no offline wipe timer (retire comes from the server)"
+            : "no timers in the library (the server pushes auth)"
         switch value {
         case .null:
             report(key, value, .notSupported, "null: not set; \(what)")
@@ -678,16 +689,16 @@ private struct ImportRun {
         func fill<T>(_ field: PolicyField, _ keyPath: WritableKeyPath<PolicyUpdate, T?>, _ name: String, from intune: String) {
             if p[keyPath: keyPath] == nil {
                 p[keyPath: keyPath] = defaults[keyPath: keyPath]
-                unsourced.append("\(field.rawValue) \(name): the most restrictive value (\(intune))")
+                unsourced.append("\(field.rawValue) \(name): the most restrictive value (no readable \(intune))")
             }
         }
-        fill(.openIn, \.openIn, "unauthorized", from: "allowedOutboundDataTransferDestinations is not set")
-        fill(.dragAndDrop, \.dragAndDrop, "none", from: "allowedOutboundDataTransferDestinations is not set")
-        fill(.pasteboard, \.pasteboard, "unauthorized", from: "allowedOutboundClipboardSharingLevel is not set")
-        fill(.print, \.print, "unauthorized", from: "printBlocked is not set")
+        fill(.openIn, \.openIn, "unauthorized", from: "allowedOutboundDataTransferDestinations")
+        fill(.dragAndDrop, \.dragAndDrop, "none", from: "allowedOutboundDataTransferDestinations")
+        fill(.pasteboard, \.pasteboard, "unauthorized", from: "allowedOutboundClipboardSharingLevel")
+        fill(.print, \.print, "unauthorized", from: "printBlocked")
         fill(.secureFileIO, \.secureFileIO, "required",
-             from: platform == .android ? "encryptAppData is not set" : "appDataEncryptionType is not set")
-        fill(.managedBrowserRequired, \.managedBrowserRequired, "false", from: "managedBrowserToOpenLinksRequired is not set")
+             from: platform == .android ? "encryptAppData" : "appDataEncryptionType")
+        fill(.managedBrowserRequired, \.managedBrowserRequired, "false", from: "managedBrowserToOpenLinksRequired")
         if p.logLevel == nil {
             p.logLevel = .status
             unsourced.append("logLevel status: Intune has no log level in app protection policies")
