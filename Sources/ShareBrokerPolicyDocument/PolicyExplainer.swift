@@ -6,6 +6,7 @@ public struct PolicyExplainError: Error, Sendable, Hashable, CustomStringConvert
     public let message: String
     /// Creates an error.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 

@@ -37,6 +37,7 @@ public struct IntuneImportError: Error, Sendable, Hashable, CustomStringConverti
     public let message: String
     /// Creates an error.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 
