@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "ShareBroker", targets: ["ShareBroker"]),
         .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
+        .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
         .executable(name: "sharebroker", targets: ["sharebroker"]),
     ],
     dependencies: [
@@ -43,12 +44,20 @@ let package = Package(
             dependencies: ["ShareBroker"],
             swiftSettings: strictSwift6
         ),
-        // The command-line tool: simulate, demo.
+        // Native policy documents (one app, or a device registry): strict parsing with bounded
+        // resources, conversion to PolicyUpdate, Intune import, summaries and explanations.
+        .target(
+            name: "ShareBrokerPolicyDocument",
+            dependencies: ["ShareBroker"],
+            swiftSettings: strictSwift6
+        ),
+        // The command-line tool: simulate, demo, policy check/import, explain.
         .executableTarget(
             name: "sharebroker",
             dependencies: [
                 "ShareBroker",
                 "ShareBrokerSimulator",
+                "ShareBrokerPolicyDocument",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -70,6 +79,16 @@ let package = Package(
                 "ShareBrokerSimulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "ShareBrokerPolicyDocumentTests",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerSimulator",
+                "ShareBrokerPolicyDocument",
+            ],
+            exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
     ]

@@ -6,10 +6,12 @@ import ShareBrokerSimulator
 struct ShareBrokerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sharebroker",
-        abstract: "A data-loss-prevention layer for managed apps: simulator, demo and host tools.",
+        abstract: "A data-loss-prevention layer for managed apps: simulator, demo, policy documents and host tools.",
         subcommands: [
             Simulate.self,
             DemoCommand.self,
+            PolicyCommand.self,
+            ExplainCommand.self,
             WipeProbeCommand.self,
         ])
 }
