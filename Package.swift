@@ -16,11 +16,15 @@ let package = Package(
         .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
         .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
         .executable(name: "sharebroker", targets: ["sharebroker"]),
+        .library(name: "ShareBrokerAgent", targets: ["ShareBrokerAgent"]),
+        .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
+        .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         // libsodium, found through pkg-config. Only Sources/ShareBroker/Sealing imports it.
@@ -49,6 +53,49 @@ let package = Package(
         .target(
             name: "ShareBrokerPolicyDocument",
             dependencies: ["ShareBroker"],
+            swiftSettings: strictSwift6
+        ),
+        // The agent protocol's frame codec and message types: pure Swift, no NIO, so a fuzz
+        // target and both ends can use it.
+        .target(
+            name: "ShareBrokerAgentProtocol",
+            dependencies: ["ShareBroker"],
+            swiftSettings: strictSwift6
+        ),
+        // The secure-services agent: registry, peer identity from the kernel, key custody and
+        // persistence, policy push, durable logs. Listens on a Unix socket through swift-nio.
+        .target(
+            name: "ShareBrokerAgent",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerPolicyDocument",
+                "ShareBrokerAgentProtocol",
+                "CSodium",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // What an app plugs into Platform: the agent client (SecureServices, policy channel,
+        // acknowledgments) over a plain Unix socket.
+        .target(
+            name: "ShareBrokerAgentClient",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerAgentProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The agent daemon: argument parsing and start-up only.
+        .executableTarget(
+            name: "sharebrokerd",
+            dependencies: [
+                "ShareBrokerAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift6
         ),
         // The command-line tool: simulate, demo, policy check/import, explain.

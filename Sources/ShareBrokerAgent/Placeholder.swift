@@ -1,0 +1,5 @@
+import NIOCore
+import NIOPosix
+import ShareBroker
+import ShareBrokerPolicyDocument
+enum _Placeholder {}

@@ -1,0 +1,2 @@
+import ShareBroker
+enum _Placeholder {}

@@ -1,0 +1,76 @@
+/// The body of a ``AgentFrameType/keys`` frame: binary, so that key bytes never pass through
+/// JSON or a `String`, and the buffers holding them can be zeroed.
+///
+/// Layout: one byte `n` (0 to ``maxKeys``), then `n` entries of a 4-byte big-endian key id and
+/// 32 key bytes; the first entry is the key that seals, the others (newest first) open only.
+/// `n == 0` means "you are not entitled to keys: drop the ones you hold".
+public enum KeyRingMessage {
+    /// Bytes per key.
+    public static let keyLength = 32
+    /// The most keys one message carries.
+    public static let maxKeys = 16
+
+    /// Validates `body` and lends its entries to `read`, with pointers into `body`.
+    ///
+    /// - Throws: ``FrameError/invalidBody(_:)`` when the count is over ``maxKeys``, the length does
+    ///   not match the count, or two entries share an id.
+    public static func withEntries<R>(in body: [UInt8],
+                                      _ read: ([(id: UInt32, bytes: UnsafeRawBufferPointer)]) -> R) throws(FrameError) -> R {
+        guard let count = body.first.map(Int.init) else { throw .invalidBody("a key frame needs a count byte") }
+        guard count <= maxKeys else { throw .invalidBody("a key frame holds at most \(maxKeys) keys, not \(count)") }
+        guard body.count == 1 + count * (4 + keyLength) else {
+            throw .invalidBody("a key frame of \(count) keys must be \(1 + count * (4 + keyLength)) bytes, not \(body.count)")
+        }
+        var ids = Set<UInt32>()
+        for index in 0..<count {
+            let offset = 1 + index * (4 + keyLength)
+            let id = UInt32(body[offset]) << 24 | UInt32(body[offset + 1]) << 16 | UInt32(body[offset + 2]) << 8
+                | UInt32(body[offset + 3])
+            guard ids.insert(id).inserted else { throw .invalidBody("two keys share the id \(id)") }
+        }
+        return body.withUnsafeBytes { raw in
+            var entries: [(id: UInt32, bytes: UnsafeRawBufferPointer)] = []
+            for index in 0..<count {
+                let offset = 1 + index * (4 + keyLength)
+                let id = UInt32(raw[offset]) << 24 | UInt32(raw[offset + 1]) << 16 | UInt32(raw[offset + 2]) << 8
+                    | UInt32(raw[offset + 3])
+                entries.append((id, UnsafeRawBufferPointer(rebasing: raw[(offset + 4)..<(offset + 4 + keyLength)])))
+            }
+            return read(entries)
+        }
+    }
+
+    /// Builds a body from lent keys (at most ``maxKeys``; more are left out, oldest first).
+    /// The caller must zero the returned array (and the frame built from it) after sending.
+    public static func body(_ keys: [(id: UInt32, bytes: UnsafeRawBufferPointer)]) -> [UInt8] {
+        let kept = keys.prefix(maxKeys)
+        var out = [UInt8]()
+        out.reserveCapacity(1 + kept.count * (4 + keyLength))
+        out.append(UInt8(kept.count))
+        for key in kept {
+            out.append(UInt8(truncatingIfNeeded: key.id >> 24))
+            out.append(UInt8(truncatingIfNeeded: key.id >> 16))
+            out.append(UInt8(truncatingIfNeeded: key.id >> 8))
+            out.append(UInt8(truncatingIfNeeded: key.id))
+            out.append(contentsOf: key.bytes.prefix(keyLength))
+        }
+        return out
+    }
+
+    /// The body that tells a client to drop its keys.
+    public static let none: [UInt8] = [0]
+}
+
+/// Zeroing of transient buffers that held key bytes.
+public enum Zeroize {
+    /// Overwrites every byte of `bytes` with zero, in place, in a way the optimizer keeps.
+    public static func zero(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            let volatile = base.assumingMemoryBound(to: UInt8.self)
+            for index in 0..<raw.count { volatile.advanced(by: index).pointee = 0 }
+            withExtendedLifetime(raw) {}
+        }
+        bytes.removeAll()
+    }
+}

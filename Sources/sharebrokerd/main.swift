@@ -1,0 +1,2 @@
+import ShareBrokerAgent
+print("x")
