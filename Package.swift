@@ -59,7 +59,7 @@ let package = Package(
         // target and both ends can use it.
         .target(
             name: "ShareBrokerAgentProtocol",
-            dependencies: ["ShareBroker"],
+            dependencies: ["ShareBroker", "CSodium"],
             swiftSettings: strictSwift6
         ),
         // The secure-services agent: registry, peer identity from the kernel, key custody and

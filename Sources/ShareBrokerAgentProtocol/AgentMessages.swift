@@ -213,7 +213,7 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
 }
 
 /// Agent → client: no keys, no policy. The agent closes the connection after it.
-public struct RefusalMessage: Codable, Sendable, Hashable {
+public struct RefusalMessage: Error, Codable, Sendable, Hashable, CustomStringConvertible {
     /// Why.
     public var reason: RefusalReason
     /// For people: what the agent found and what to do.
@@ -227,6 +227,9 @@ public struct RefusalMessage: Codable, Sendable, Hashable {
         self.message = message
         self.peer = peer
     }
+
+    /// The message.
+    public var description: String { message }
 }
 
 /// Agent → client: a new policy, for the app to apply and acknowledge.

@@ -1,3 +1,5 @@
+import CSodium
+
 /// The body of a ``AgentFrameType/keys`` frame: binary, so that key bytes never pass through
 /// JSON or a `String`, and the buffers holding them can be zeroed.
 ///
@@ -63,13 +65,10 @@ public enum KeyRingMessage {
 
 /// Zeroing of transient buffers that held key bytes.
 public enum Zeroize {
-    /// Overwrites every byte of `bytes` with zero, in place, in a way the optimizer keeps.
+    /// Overwrites every byte of `bytes` with zero, in place (`sodium_memzero`, which the optimizer keeps), then empties it.
     public static func zero(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            let volatile = base.assumingMemoryBound(to: UInt8.self)
-            for index in 0..<raw.count { volatile.advanced(by: index).pointee = 0 }
-            withExtendedLifetime(raw) {}
+            sodium_memzero(raw.baseAddress, raw.count)
         }
         bytes.removeAll()
     }

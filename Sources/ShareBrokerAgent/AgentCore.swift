@@ -1,0 +1,489 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import ShareBroker
+import ShareBrokerAgentProtocol
+import ShareBrokerPolicyDocument
+import Synchronization
+
+/// Where the agent keeps its state and listens, and where its device policy comes from.
+public struct AgentConfiguration: Sendable, Hashable {
+    /// The state folder (mode 0700): key ring, device policy, acknowledgment and audit logs.
+    public var stateDirectory: String
+    /// The Unix socket apps connect to.
+    public var socketPath: String
+    /// A device policy file to read at start and at every reload; `nil` keeps the policy in the
+    /// state folder (the embedded sample on first start).
+    public var policyFile: String?
+    /// The folder the embedded sample policy places app executables in.
+    public var appsDirectory: String
+    /// How many older keys each rotation keeps for opening.
+    public var keepingRecent: Int
+    /// Socket file mode (0600: only the agent's user may connect).
+    public var socketMode: UInt16
+
+    /// Creates a configuration.
+    public init(stateDirectory: String, socketPath: String, policyFile: String? = nil,
+                appsDirectory: String = AgentPaths.apps, keepingRecent: Int = 4, socketMode: UInt16 = 0o600) {
+        self.stateDirectory = stateDirectory
+        self.socketPath = socketPath
+        self.policyFile = policyFile
+        self.appsDirectory = appsDirectory
+        self.keepingRecent = keepingRecent
+        self.socketMode = socketMode
+    }
+
+    /// The embedded default: everything under ``ShareBrokerAgentProtocol/AgentPaths/runtimeDirectory``.
+    public static var standard: AgentConfiguration {
+        AgentConfiguration(stateDirectory: AgentPaths.state, socketPath: AgentPaths.socket)
+    }
+}
+
+/// Why the agent could not start or could not take a new policy.
+public enum AgentError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A state file could not be read or written.
+    case state(AgentStateError)
+    /// The device policy is invalid; nothing of it was applied.
+    case policy(source: String, errors: String)
+    /// The key ring could not be made or rotated.
+    case keys(SealingError)
+    /// The socket could not be set up.
+    case socket(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .state(let e): e.description
+        case .policy(let source, let errors): "the device policy \(source) is invalid; nothing of it was applied:\n\(errors)"
+        case .keys(let e): "the group key ring could not be made or rotated: \(e)"
+        case .socket(let path, let reason): "cannot listen on \(path): \(reason)"
+        }
+    }
+}
+
+/// Where the agent sends frames to one connected client. The NIO server implements it; the
+/// core never touches a socket.
+public protocol AgentConnection: Sendable {
+    /// Sends `frames` in order. `sensitive` frames hold key bytes: the sender zeroes its copies
+    /// once written.
+    func send(_ frames: [AgentFrame], sensitive: Bool)
+    /// The core admitted this connection as session `id` (called before the welcome is sent).
+    func admitted(session id: UInt64)
+    /// Closes the connection (after the frames already sent).
+    func close()
+}
+
+/// One line of `acknowledgments.jsonl`.
+struct AcknowledgmentLogRecord: Codable, Sendable {
+    var time: String
+    var app: String
+    var pid: Int32
+    var uid: UInt32
+    var push: UInt64
+    var batch: String
+    var id: String
+    var kind: String
+    var state: String
+    var message: String
+    var generation: UInt64
+}
+
+/// One line of `audit.jsonl`. Never content.
+struct AuditLogRecord: Codable, Sendable {
+    var time: String
+    var event: String
+    var app: String?
+    var pid: Int32?
+    var uid: UInt32?
+    var executable: String?
+    var id: String?
+    var action: String?
+    var target: String?
+    var rule: String?
+    var generation: UInt64?
+    var reason: String?
+    var erased: [String]?
+    var failed: [String: String]?
+}
+
+/// The agent's logic, without networking: the registry, identification, key custody and
+/// persistence, policy push and the durable logs. ``AgentServer`` drives it from sockets.
+public final class AgentCore: Sendable {
+    struct Session {
+        var app: String
+        var executable: String
+        var peer: PeerCredentials
+        var connection: any AgentConnection
+    }
+
+    struct State {
+        var registry: DeviceRegistry
+        var ring: KeyRing
+        var metadata: KeyStore.Metadata
+        var push: UInt64 = 1
+        var sessions: [UInt64: Session] = [:]
+        var nextSession: UInt64 = 1
+    }
+
+    /// The configuration it started with.
+    public let configuration: AgentConfiguration
+    let identifier = PeerIdentifier()
+    let keyStore: KeyStore
+    let acknowledgmentLog: DurableLog
+    let auditLog: DurableLog
+    let policyPath: String
+    let logger: Logger
+    private let state: Mutex<State>
+    /// Serializes reloads (reading and writing policy files) without holding the state lock.
+    private let reloading = Mutex<Void>(())
+
+    /// Loads (or creates) the state folder, the device policy and the key ring; rotates the key
+    /// if an app lost its entitlement while the agent was down.
+    public init(configuration: AgentConfiguration, logger: Logger = Logger(label: "sharebrokerd")) throws(AgentError) {
+        self.configuration = configuration
+        self.logger = logger
+        let directory = configuration.stateDirectory
+        do {
+            try DurableFile.makeDirectories(directory)
+            _ = chmod(directory, 0o700)
+            keyStore = KeyStore(directory: directory)
+            acknowledgmentLog = try DurableLog(path: directory + "/acknowledgments.jsonl")
+            auditLog = try DurableLog(path: directory + "/audit.jsonl")
+        } catch {
+            throw .state(error)
+        }
+        policyPath = directory + "/device.json"
+        let registry = try Self.loadPolicy(configuration: configuration, statePath: policyPath, logger: logger)
+        let entitled = Self.entitled(registry)
+        var ring: KeyRing
+        var metadata: KeyStore.Metadata
+        do {
+            if let stored = try keyStore.load() {
+                ring = stored.ring
+                metadata = stored.metadata
+                let revoked = Set(metadata.entitled).subtracting(entitled)
+                if !revoked.isEmpty {
+                    ring = try Self.rotate(ring, keepingRecent: configuration.keepingRecent)
+                    metadata.rotation += 1
+                    logger.notice("rotated the group key at start: entitlement lost while the agent was down", metadata: [
+                        "apps": "\(revoked.sorted().joined(separator: ","))", "key": "\(Self.hex(ring.currentKeyID))"])
+                }
+                metadata.entitled = entitled.sorted()
+            } else {
+                ring = try Self.newRing()
+                metadata = KeyStore.Metadata(entitled: entitled.sorted(), rotation: 0)
+                logger.notice("created a new group key ring", metadata: ["key": "\(Self.hex(ring.currentKeyID))"])
+            }
+            try keyStore.save(ring, metadata: metadata)
+        } catch {
+            throw .state(error)
+        }
+        state = Mutex(State(registry: registry, ring: ring, metadata: metadata))
+    }
+
+    private static func newRing() throws(AgentStateError) -> KeyRing {
+        do {
+            return try KeyRing.generate()
+        } catch {
+            throw AgentStateError(operation: "create the group key", path: "(memory)", code: 0, detail: error.description)
+        }
+    }
+
+    private static func rotate(_ ring: KeyRing, keepingRecent: Int) throws(AgentStateError) -> KeyRing {
+        do {
+            return try ring.rotated(keepingRecent: keepingRecent)
+        } catch {
+            throw AgentStateError(operation: "rotate the group key", path: "(memory)", code: 0, detail: error.description)
+        }
+    }
+
+    static func hex(_ id: UInt32) -> String {
+        let digits = String(id, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    /// The apps entitled to the group keys: registered AppConnect apps whose user is authorized.
+    static func entitled(_ registry: DeviceRegistry) -> Set<String> {
+        Set(registry.apps.filter(\.isAuthorized).map(\.id))
+    }
+
+    /// Parses a device document strictly.
+    static func parse(_ bytes: [UInt8], source: String) throws(AgentError) -> DeviceRegistry {
+        do {
+            return try DeviceRegistry.parse(bytes).registry
+        } catch {
+            throw .policy(source: source, errors: error.description)
+        }
+    }
+
+    /// The policy at start: `--policy` (persisted to the state folder), else the state folder's,
+    /// else the embedded sample (persisted).
+    static func loadPolicy(configuration: AgentConfiguration, statePath: String, logger: Logger) throws(AgentError) -> DeviceRegistry {
+        do {
+            if let file = configuration.policyFile {
+                let bytes = try readPolicyFile(file)
+                let registry = try parse(bytes, source: file)
+                try DurableFile.writeAtomically(bytes, to: statePath)
+                return registry
+            }
+            if let bytes = try DurableFile.read(statePath, limit: PolicyDocumentLimits.standard.maxDocumentBytes) {
+                return try parse(bytes, source: statePath)
+            }
+            let bytes = Array(DefaultDevice.documentText(appsDirectory: configuration.appsDirectory).utf8)
+            let registry = try parse(bytes, source: "(embedded sample)")
+            try DurableFile.writeAtomically(bytes, to: statePath)
+            logger.notice("no device policy given: using the embedded sample", metadata: ["apps": "\(configuration.appsDirectory)"])
+            return registry
+        } catch let error as AgentError {
+            throw error
+        } catch let error as AgentStateError {
+            throw .state(error)
+        } catch {
+            throw .state(AgentStateError(operation: "read", path: statePath, code: 0, detail: "\(error)"))
+        }
+    }
+
+    static func readPolicyFile(_ path: String) throws(AgentError) -> [UInt8] {
+        do {
+            return try PolicyDocumentFile.read(path)
+        } catch {
+            throw .policy(source: path, errors: error.description)
+        }
+    }
+
+    static func now() -> String { Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true)) }
+
+    // MARK: Sessions
+
+    /// A client said hello as an app: identify it from the kernel and, if it is a registered
+    /// AppConnect app, register the session and send its welcome, key ring (or "no keys") and
+    /// nothing else; otherwise send a refusal, audit it and close.
+    public func admitApp(peer: PeerCredentials, connection: any AgentConnection) {
+        let registry = state.withLock { $0.registry }
+        switch identifier.identify(peer, in: registry) {
+        case .failure(let refusal):
+            refuse(refusal, peer: peer, connection: connection)
+        case .success(let app):
+            let admitted = state.withLock { state -> Bool in
+                // The registry may have changed while we hashed: identify against the current one.
+                guard let current = state.registry.app(forExecutable: app.executable), current.id == app.id,
+                      current.isAppConnect else { return false }
+                let id = state.nextSession
+                state.nextSession += 1
+                let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection)
+                state.sessions[id] = session
+                connection.admitted(session: id)
+                let welcome = WelcomeMessage(
+                    app: app.id, peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable),
+                    push: state.push, policy: Self.wirePolicy(for: current, in: state.registry),
+                    device: Self.wireDevice(for: current, in: state.registry))
+                connection.send([AgentMessage.frame(.welcome, welcome)], sensitive: false)
+                sendKeys(to: session, state: state)
+                return true
+            }
+            if admitted {
+                logger.info("app connected", metadata: ["app": "\(app.id)", "pid": "\(peer.pid)", "uid": "\(peer.uid)"])
+            } else {
+                refuse(RefusalMessage(reason: .unregistered, message: "the device policy changed while the agent identified the process; connect again",
+                                      peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable)),
+                       peer: peer, connection: connection)
+            }
+        }
+    }
+
+    /// Sends the session its key ring, or "no keys" when its app is not entitled. Called with the
+    /// state lock held, so rings and pushes reach each client in order.
+    private func sendKeys(to session: Session, state: State) {
+        guard state.metadata.entitled.contains(session.app) else {
+            session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
+            return
+        }
+        do {
+            var body = try state.ring.exportKeys { KeyRingMessage.body($0) }
+            session.connection.send([AgentFrame(type: .keys, body: body)], sensitive: true)
+            Zeroize.zero(&body)
+        } catch {
+            logger.error("could not export the key ring; the app gets no keys", metadata: ["app": "\(session.app)"])
+            session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
+        }
+    }
+
+    private func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, connection: any AgentConnection) {
+        logger.notice("refused a process", metadata: [
+            "reason": "\(refusal.reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
+            "executable": "\(refusal.peer?.executable ?? "?")"])
+        let record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
+                                    executable: refusal.peer?.executable, reason: refusal.reason.rawValue)
+        auditLog.append([record]) { _ in
+            connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
+            connection.close()
+        }
+    }
+
+    /// Whether `peer` may administer the agent: the agent's own user, or root.
+    public func mayAdminister(_ peer: PeerCredentials) -> Bool {
+        peer.uid == 0 || peer.uid == getuid()
+    }
+
+    /// The session ended.
+    public func disconnected(session id: UInt64) {
+        let gone = state.withLock { $0.sessions.removeValue(forKey: id) }
+        if let gone {
+            logger.info("app disconnected", metadata: ["app": "\(gone.app)", "pid": "\(gone.peer.pid)"])
+        }
+    }
+
+    /// Logs a session's acknowledgments durably, then sends the receipt.
+    public func acknowledgments(_ batch: AcknowledgmentBatch, session id: UInt64) {
+        guard let session = state.withLock({ $0.sessions[id] }) else { return }
+        let time = Self.now()
+        let records = batch.records.map { record in
+            AcknowledgmentLogRecord(
+                time: time, app: session.app, pid: session.peer.pid, uid: session.peer.uid, push: batch.push,
+                batch: batch.id, id: record.id, kind: record.kind,
+                state: PolicyState(rawValue: record.state).map(Self.name) ?? "invalid(\(record.state))",
+                message: record.message, generation: record.generation)
+        }
+        guard !records.isEmpty else {
+            session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(batch: batch.id, logged: true))], sensitive: false)
+            return
+        }
+        acknowledgmentLog.append(records) { [logger] error in
+            if let error { logger.error("could not log acknowledgments", metadata: ["error": "\(error)"]) }
+            session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(
+                batch: batch.id, logged: error == nil, reason: error?.description))], sensitive: false)
+        }
+    }
+
+    /// Logs a session's audit records durably, then sends the receipt.
+    public func audit(_ batch: AuditBatch, session id: UInt64) {
+        guard let session = state.withLock({ $0.sessions[id] }) else { return }
+        let time = Self.now()
+        let records = batch.records.map { record in
+            AuditLogRecord(time: time, event: record.event, app: session.app, pid: session.peer.pid,
+                           uid: session.peer.uid, executable: nil, id: record.id, action: record.action,
+                           target: record.target, rule: record.rule, generation: record.generation,
+                           reason: nil, erased: record.erased, failed: record.failed)
+        }
+        auditLog.append(records) { [logger] error in
+            if let error { logger.error("could not log audit records", metadata: ["error": "\(error)"]) }
+            session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(
+                batch: batch.id, logged: error == nil, reason: error?.description))], sensitive: false)
+        }
+    }
+
+    static func name(_ state: PolicyState) -> String {
+        switch state {
+        case .unsupported: "unsupported"
+        case .applied: "applied"
+        case .error: "error"
+        }
+    }
+
+    // MARK: Policy
+
+    static func wirePolicy(for app: RegisteredApp, in registry: DeviceRegistry) -> WirePolicy {
+        let whitelist = Set(registry.apps.filter { $0.isAuthorized && $0.id != app.id }.map(\.id))
+        return WirePolicy(app.policyUpdate ?? PolicyUpdate(), expandedWhitelist: whitelist)
+    }
+
+    static func wireDevice(for app: RegisteredApp, in registry: DeviceRegistry) -> [WireDeviceApp] {
+        registry.deviceApps(excluding: app.id).all.map(WireDeviceApp.init)
+    }
+
+    /// Re-reads the policy source (`--policy` file, else the state folder's copy) and installs it.
+    public func reload() -> AdminResponse {
+        reloading.withLock { _ in
+            do throws(AgentError) {
+                let source = configuration.policyFile ?? policyPath
+                let bytes = try Self.readPolicyFile(source)
+                let registry = try Self.parse(bytes, source: source)
+                return try install(registry, bytes: bytes, persist: configuration.policyFile != nil)
+            } catch {
+                logger.error("reload failed; the policy in force is unchanged", metadata: ["error": "\(error)"])
+                return response(ok: false, message: error.description)
+            }
+        }
+    }
+
+    /// Installs a new device policy given as text (admin `setPolicy`): validated strictly,
+    /// persisted to the state folder, pushed.
+    public func setPolicy(_ text: String) -> AdminResponse {
+        reloading.withLock { _ in
+            do throws(AgentError) {
+                let bytes = Array(text.utf8)
+                let registry = try Self.parse(bytes, source: "(admin)")
+                return try install(registry, bytes: bytes, persist: true)
+            } catch {
+                return response(ok: false, message: error.description)
+            }
+        }
+    }
+
+    /// The agent's status.
+    public func status() -> AdminResponse {
+        response(ok: true, message: "running")
+    }
+
+    private func response(ok: Bool, message: String) -> AdminResponse {
+        state.withLock { state in
+            AdminResponse(ok: ok, message: message, push: state.push, currentKeyID: Self.hex(state.ring.currentKeyID),
+                          connectedApps: state.sessions.values.map { "\($0.app) (pid \($0.peer.pid))" }.sorted(),
+                          entitledApps: state.metadata.entitled)
+        }
+    }
+
+    /// Persists and pushes `registry`: rotates the group key first if an app lost its
+    /// entitlement, so the apps still entitled get the new ring and the others get none.
+    private func install(_ registry: DeviceRegistry, bytes: [UInt8], persist: Bool) throws(AgentError) -> AdminResponse {
+        if persist {
+            do throws(AgentStateError) { try DurableFile.writeAtomically(bytes, to: policyPath) } catch { throw .state(error) }
+        }
+        let result = try state.withLock { (state) throws(AgentError) -> (rotated: Bool, revoked: [String], push: UInt64) in
+            let entitled = Self.entitled(registry)
+            let revoked = Set(state.metadata.entitled).subtracting(entitled)
+            var ring = state.ring
+            var metadata = state.metadata
+            if !revoked.isEmpty {
+                do throws(AgentStateError) { ring = try Self.rotate(ring, keepingRecent: configuration.keepingRecent) } catch { throw .state(error) }
+                metadata.rotation += 1
+            }
+            metadata.entitled = entitled.sorted()
+            if metadata != state.metadata || ring !== state.ring {
+                do throws(AgentStateError) { try keyStore.save(ring, metadata: metadata) } catch { throw .state(error) }
+            }
+            state.registry = registry
+            state.ring = ring
+            state.metadata = metadata
+            state.push += 1
+            for (id, session) in state.sessions {
+                guard let app = registry.app(forExecutable: session.executable), app.id == session.app, app.isAppConnect else {
+                    // The app was removed (or its executable now belongs to another id): no keys, no policy.
+                    session.connection.send([
+                        AgentFrame(type: .keys, body: KeyRingMessage.none),
+                        AgentMessage.frame(.refused, RefusalMessage(
+                            reason: .unregistered, message: "the app was removed from the device policy",
+                            peer: PeerDescription(pid: session.peer.pid, uid: session.peer.uid, executable: session.executable))),
+                    ], sensitive: false)
+                    session.connection.close()
+                    state.sessions[id] = nil
+                    continue
+                }
+                sendKeys(to: session, state: state)
+                let push = PolicyPushMessage(push: state.push, policy: Self.wirePolicy(for: app, in: registry),
+                                             device: Self.wireDevice(for: app, in: registry))
+                session.connection.send([AgentMessage.frame(.policy, push)], sensitive: false)
+            }
+            return (!revoked.isEmpty, revoked.sorted(), state.push)
+        }
+        if result.rotated {
+            logger.notice("rotated the group key: apps lost their entitlement", metadata: [
+                "apps": "\(result.revoked.joined(separator: ","))"])
+        }
+        logger.notice("policy pushed", metadata: ["push": "\(result.push)"])
+        return response(ok: true, message: result.rotated
+            ? "policy \(result.push) pushed; group key rotated (no longer entitled: \(result.revoked.joined(separator: ", ")))"
+            : "policy \(result.push) pushed")
+    }
+}

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ShareBrokerAgentProtocol
+
+/// Why the agent could not read or write its state, and what to do.
+public struct AgentStateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What the agent was doing (`write`, `fsync`, `rename`...).
+    public var operation: String
+    /// The file or folder.
+    public var path: String
+    /// `errno`, or 0 when the content (not the system) was at fault.
+    public var code: Int32
+    /// More detail for people, when `code` is 0.
+    public var detail: String?
+
+    /// Creates an error.
+    public init(operation: String, path: String, code: Int32, detail: String? = nil) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        if let detail { return "could not \(operation) \(path): \(detail)" }
+        let reason = String(cString: strerror(code))
+        let advice: String
+        switch code {
+        case EACCES, EPERM: advice = "check the owner and permissions of the state folder (the agent keeps it 0700)"
+        case ENOSPC, EDQUOT: advice = "free some space"
+        case EROFS: advice = "the file system is read-only; give a writable --state folder"
+        default: advice = "check the path and the file system"
+        }
+        return "could not \(operation) \(path): \(reason) (errno \(code)); \(advice)"
+    }
+}
+
+/// Atomic, durable file writes for the agent's state (POSIX, no Foundation: Foundation does not
+/// fsync).
+enum DurableFile {
+    static func parent(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        if slash == path.utf8.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// fsyncs a folder so that renames and creations in it survive a power cut.
+    static func syncDirectory(_ directory: String) throws(AgentStateError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw AgentStateError(operation: "open folder", path: directory, code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw AgentStateError(operation: "fsync folder", path: directory, code: errno) }
+    }
+
+    /// Creates `directory` (and parents) with mode 0700, durably.
+    static func makeDirectories(_ directory: String, mode: mode_t = 0o700) throws(AgentStateError) {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw AgentStateError(operation: "create folder", path: directory, code: ENOTDIR)
+            }
+            return
+        }
+        let up = parent(of: directory)
+        if up != directory && up != "." && up != "/" { try makeDirectories(up, mode: mode) }
+        if mkdir(directory, mode) != 0 && errno != EEXIST {
+            throw AgentStateError(operation: "create folder", path: directory, code: errno)
+        }
+        try syncDirectory(up)
+    }
+
+    /// Writes `bytes` to `fd` whole, retrying on EINTR and short writes.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(AgentStateError) {
+        var written = 0
+        while written < bytes.count {
+            let n = write(fd, bytes.baseAddress.map { $0 + written }, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AgentStateError(operation: "write", path: path, code: errno)
+            }
+            written += n
+        }
+    }
+
+    /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it
+    /// (mode 0600), fsync it, rename it over `path`, fsync the folder. A reader, or the agent
+    /// after a crash at any moment, sees the old content or the new, never a mix.
+    static func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String) throws(AgentStateError) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw AgentStateError(operation: "create", path: temporary, code: errno) }
+        do throws(AgentStateError) {
+            _ = fchmod(fd, 0o600)
+            try writeAll(fd, bytes, path: temporary)
+            guard fsync(fd) == 0 else { throw AgentStateError(operation: "fsync", path: temporary, code: errno) }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw AgentStateError(operation: "rename", path: temporary, code: code)
+        }
+        try syncDirectory(parent(of: path))
+    }
+
+    /// Replaces `path` with `bytes`; see ``writeAtomically(_:to:)-(UnsafeRawBufferPointer,_)``.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(AgentStateError) {
+        let result: Result<Void, AgentStateError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(AgentStateError) in try writeAtomically(raw, to: path) }
+        }
+        try result.get()
+    }
+
+    /// The content of `path` (at most `limit` bytes), or `nil` when it does not exist.
+    static func read(_ path: String, limit: Int) throws(AgentStateError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw AgentStateError(operation: "open", path: path, code: errno)
+        }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while out.count <= limit {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AgentStateError(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        Zeroize.zero(&chunk)
+        guard out.count <= limit else {
+            throw AgentStateError(operation: "read", path: path, code: 0, detail: "the file is over \(limit) bytes")
+        }
+        return out
+    }
+}
+

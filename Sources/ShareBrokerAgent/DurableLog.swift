@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+import Synchronization
+
+/// An append-only JSON Lines file whose records are on disk (fsynced) before anyone is told
+/// they were logged.
+///
+/// Appends are group-committed: records that arrive while a write is in progress are written
+/// together and covered by one `fsync`, so a hundred clients acknowledging at once cost a few
+/// fsyncs, not a hundred. The completion of an append runs after its fsync.
+///
+/// A crash can leave a torn last line (never one whose completion ran); opening the log ends it
+/// with a newline so the next record starts clean, and readers skip lines that do not parse.
+final class DurableLog: Sendable {
+    /// The file.
+    let path: String
+    private let fd: Int32
+    private let queue: DispatchQueue
+    private let pending = Mutex<(lines: [[UInt8]], completions: [@Sendable (AgentStateError?) -> Void], scheduled: Bool)>(
+        ([], [], false))
+
+    /// Opens (creating, mode 0600) the log at `path`.
+    init(path: String) throws(AgentStateError) {
+        self.path = path
+        let existed = access(path, F_OK) == 0
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw AgentStateError(operation: "open the log", path: path, code: errno) }
+        self.fd = fd
+        self.queue = DispatchQueue(label: "sharebrokerd.log." + (path.split(separator: "/").last.map(String.init) ?? "log"))
+        if !existed {
+            try DurableFile.syncDirectory(DurableFile.parent(of: path))
+        } else {
+            try Self.endTornLine(path: path, fd: fd)
+        }
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// If the file does not end with a newline (a crash tore the last record), adds one.
+    private static func endTornLine(path: String, fd: Int32) throws(AgentStateError) {
+        let reader = open(path, O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else { throw AgentStateError(operation: "open the log", path: path, code: errno) }
+        defer { close(reader) }
+        let size = lseek(reader, 0, SEEK_END)
+        guard size > 0 else { return }
+        var last: UInt8 = 0
+        guard pread(reader, &last, 1, size - 1) == 1 else { return }
+        if last != UInt8(ascii: "\n") {
+            var newline = UInt8(ascii: "\n")
+            _ = write(fd, &newline, 1)
+            guard fsync(fd) == 0 else { throw AgentStateError(operation: "fsync", path: path, code: errno) }
+        }
+    }
+
+    /// Appends `records` (each encoded as one JSON line) and calls `completion` once they are
+    /// fsynced, or with the error that kept them from the disk.
+    func append<T: Encodable>(_ records: [T], completion: @escaping @Sendable (AgentStateError?) -> Void) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let lines = records.map { record -> [UInt8] in
+            var line = (try? Array(encoder.encode(record))) ?? Array("{}".utf8)
+            line.append(UInt8(ascii: "\n"))
+            return line
+        }
+        let schedule = pending.withLock { state -> Bool in
+            state.lines.append(contentsOf: lines)
+            state.completions.append(completion)
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Appends and waits until the records are on disk.
+    func appendAndWait<T: Encodable>(_ records: [T]) throws(AgentStateError) {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<AgentStateError?>(nil)
+        append(records) { error in
+            outcome.withLock { $0 = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
+    private func drain() {
+        while true {
+            let batch = pending.withLock { state -> (lines: [[UInt8]], completions: [@Sendable (AgentStateError?) -> Void])? in
+                guard !state.completions.isEmpty else {
+                    state.scheduled = false
+                    return nil
+                }
+                defer {
+                    state.lines = []
+                    state.completions = []
+                }
+                return (state.lines, state.completions)
+            }
+            guard let batch else { return }
+            var error: AgentStateError?
+            var buffer: [UInt8] = []
+            for line in batch.lines { buffer.append(contentsOf: line) }
+            let written: Result<Void, AgentStateError> = buffer.withUnsafeBytes { raw in
+                Result { () throws(AgentStateError) in try DurableFile.writeAll(fd, raw, path: path) }
+            }
+            if case .failure(let failure) = written {
+                error = failure
+            } else if fsync(fd) != 0 {
+                error = AgentStateError(operation: "fsync", path: path, code: errno)
+            }
+            for completion in batch.completions { completion(error) }
+        }
+    }
+}

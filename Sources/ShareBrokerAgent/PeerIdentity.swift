@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSodium
+import ShareBrokerAgentProtocol
+import ShareBrokerPolicyDocument
+import Synchronization
+
+/// What the kernel says about the process at the other end of a Unix socket (`SO_PEERCRED`):
+/// captured when it called `connect`.
+public struct PeerCredentials: Sendable, Hashable {
+    /// Process id.
+    public var pid: Int32
+    /// Effective user id.
+    public var uid: UInt32
+    /// Effective group id.
+    public var gid: UInt32
+
+    /// Creates credentials.
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+}
+
+/// Maps a peer to a registered app from what the kernel says, never from what the client says:
+/// its executable (`/proc/PID/exe`), that the file at the registered path is the very file the
+/// process runs (same device and inode), and, when the registry pins one, the SHA-256 of the
+/// file the process runs (read through `/proc/PID/exe`, so a file swapped at the path after the
+/// check cannot be hashed in its place).
+///
+/// See docs/THREAT-MODEL.md for what this protects against and what it cannot.
+public final class PeerIdentifier: Sendable {
+    private struct FileKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int
+        var modifiedNanoseconds: Int
+        var changed: Int
+        var changedNanoseconds: Int
+    }
+
+    private let digests = Mutex<[FileKey: String]>([:])
+    /// Where `/proc` is mounted (tests may point elsewhere).
+    let procRoot: String
+
+    /// Creates an identifier reading `/proc`.
+    public init(procRoot: String = "/proc") {
+        self.procRoot = procRoot
+    }
+
+    /// The executable of process `pid`, as the kernel names it (`readlink /proc/PID/exe`).
+    public func executable(of pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let n = readlink("\(procRoot)/\(pid)/exe", &buffer, 4096)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The registered app that `peer` runs, or why it gets nothing.
+    public func identify(_ peer: PeerCredentials, in registry: DeviceRegistry) -> Result<RegisteredApp, RefusalMessage> {
+        let exe = executable(of: peer.pid)
+        let description = PeerDescription(pid: peer.pid, uid: peer.uid, executable: exe)
+        func refuse(_ reason: RefusalReason, _ message: String) -> Result<RegisteredApp, RefusalMessage> {
+            .failure(RefusalMessage(reason: reason, message: message, peer: description))
+        }
+        guard let exe else {
+            return refuse(.unidentified, "the agent could not read the executable of process \(peer.pid); it gets no keys and no policy")
+        }
+        if exe.hasSuffix(" (deleted)") {
+            return refuse(.executableChanged, "the process runs an executable that was deleted or replaced since it started (\(exe)); restart it")
+        }
+        guard let app = registry.app(forExecutable: exe) else {
+            return refuse(.unregistered, "\(exe) is not a registered app on this device; it gets no keys and no policy (register its executable in the device policy)")
+        }
+        var running = stat()
+        var registered = stat()
+        guard stat("\(procRoot)/\(peer.pid)/exe", &running) == 0, stat(app.executable, &registered) == 0,
+              running.st_dev == registered.st_dev, running.st_ino == registered.st_ino else {
+            return refuse(.executableChanged, "the file at \(app.executable) is not the one process \(peer.pid) runs (replaced since it started); restart the app")
+        }
+        if let pinned = app.sha256 {
+            guard let digest = sha256(ofExecutableOf: peer.pid) else {
+                return refuse(.unidentified, "the agent could not read the executable of process \(peer.pid) to check its SHA-256")
+            }
+            guard digest == pinned.lowercased() else {
+                return refuse(.hashMismatch, "\(exe) is registered as \(app.id), but its SHA-256 is not the one the device policy pins; it gets no keys and no policy (reinstall the app, or update the pin)")
+            }
+        }
+        guard app.isAppConnect, app.policy != nil else {
+            return refuse(.notAppConnect, "\(exe) is registered as \(app.id), which does not link the library: it has no policy and gets no keys")
+        }
+        return .success(app)
+    }
+
+    /// The SHA-256 (lower-case hex) of the file process `pid` runs, read through
+    /// `/proc/PID/exe`; cached by device, inode, size and times.
+    func sha256(ofExecutableOf pid: Int32) -> String? {
+        let fd = open("\(procRoot)/\(pid)/exe", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                          modified: info.st_mtim.tv_sec, modifiedNanoseconds: info.st_mtim.tv_nsec,
+                          changed: info.st_ctim.tv_sec, changedNanoseconds: info.st_ctim.tv_nsec)
+        if let cached = digests.withLock({ $0[key] }) { return cached }
+        guard let digest = Self.sha256(fd: fd) else { return nil }
+        digests.withLock { $0[key] = digest }
+        return digest
+    }
+
+    /// SHA-256 of everything readable from `fd`, as lower-case hex (libsodium).
+    static func sha256(fd: Int32) -> String? {
+        var state = crypto_hash_sha256_state()
+        crypto_hash_sha256_init(&state)
+        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { break }
+            chunk.withUnsafeBytes { raw in
+                _ = crypto_hash_sha256_update(&state, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(n))
+            }
+        }
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        crypto_hash_sha256_final(&state, &digest)
+        let hex: [Character] = Array("0123456789abcdef")
+        return String(digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xf)]] })
+    }
+
+    /// SHA-256 of the file at `path`, as lower-case hex, or `nil` if it cannot be read.
+    public static func sha256(ofFile path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return sha256(fd: fd)
+    }
+}

@@ -1,5 +1,0 @@
-import NIOCore
-import NIOPosix
-import ShareBroker
-import ShareBrokerPolicyDocument
-enum _Placeholder {}

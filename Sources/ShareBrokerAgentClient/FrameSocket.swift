@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShareBrokerAgentProtocol
+import Synchronization
+
+/// Why the agent client could not get keys and policy, and what to do.
+public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nobody answers on the socket: the agent is not running (or another path was meant).
+    case agentUnavailable(socket: String, reason: String)
+    /// The agent refused this process: no keys, no policy (unregistered, wrong hash...).
+    case refused(RefusalMessage)
+    /// The agent said something this client does not understand, or closed mid-handshake.
+    case protocolError(String)
+    /// The agent did not answer in time.
+    case timedOut(milliseconds: Int)
+    /// The agent identified this process as another app than the one it expects to be.
+    case wrongApp(expected: String, identified: String)
+    /// The client was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .agentUnavailable(let socket, let reason):
+            "the agent is unavailable at \(socket) (\(reason)); start sharebrokerd, or set SHAREBROKER_SOCKET / --socket"
+        case .refused(let refusal): "the agent refused this process (\(refusal.reason.rawValue)): \(refusal.message)"
+        case .protocolError(let why): "the agent's answer was not understood: \(why); use matching agent and client versions"
+        case .timedOut(let ms): "the agent did not answer within \(ms) ms; check that it is not stuck, then retry"
+        case .wrongApp(let expected, let identified):
+            "the agent identified this process as \(identified), not \(expected); check the executable path in the device policy"
+        case .closed: "the agent client was closed"
+        }
+    }
+}
+
+/// A blocking Unix stream socket that reads and writes agent frames. One reader at a time;
+/// writes are serialized.
+final class FrameSocket: Sendable {
+    let fd: Int32
+    let path: String
+    private let writeLock = Mutex<Void>(())
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Connects to the agent at `path`.
+    static func connect(path: String) throws(AgentClientError) -> FrameSocket {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .agentUnavailable(socket: path, reason: String(cString: strerror(errno))) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw .agentUnavailable(socket: path, reason: "the socket path is longer than 107 bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .agentUnavailable(socket: path, reason: reason)
+        }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))
+        return FrameSocket(fd: fd, path: path)
+    }
+
+    /// Writes raw bytes whole.
+    func write(bytes: [UInt8]) throws(AgentClientError) {
+        let result: Result<Void, AgentClientError> = writeLock.withLock { _ in
+            bytes.withUnsafeBytes { raw in
+                var written = 0
+                while written < raw.count {
+                    let n = send(fd, raw.baseAddress.map { $0 + written }, raw.count - written, Int32(MSG_NOSIGNAL))
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return .failure(.agentUnavailable(socket: path, reason: String(cString: strerror(errno))))
+                    }
+                    written += n
+                }
+                return .success(())
+            }
+        }
+        try result.get()
+    }
+
+    /// Writes one frame.
+    func write(_ frame: AgentFrame) throws(AgentClientError) {
+        try write(bytes: frame.encoded())
+    }
+
+    /// Reads exactly `count` bytes into `buffer` from `offset`, waiting at most until `deadline`
+    /// (monotonic nanoseconds; `nil`: forever).
+    private func readExactly(_ buffer: inout [UInt8], offset: Int, count: Int, deadline: UInt64?) throws(AgentClientError) {
+        var done = 0
+        while done < count {
+            if let deadline {
+                let now = Self.monotonicNanoseconds()
+                guard now < deadline else { throw .timedOut(milliseconds: 0) }
+                var pollfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&pollfd, 1, Int32(min(UInt64(Int32.max), (deadline - now) / 1_000_000 + 1)))
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    throw .agentUnavailable(socket: path, reason: String(cString: strerror(errno)))
+                }
+                if ready == 0 { continue }
+            }
+            let n = buffer.withUnsafeMutableBytes { raw in
+                recv(fd, raw.baseAddress.map { $0 + offset + done }, count - done, 0)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .agentUnavailable(socket: path, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { throw .agentUnavailable(socket: path, reason: "the agent closed the connection") }
+            done += n
+        }
+    }
+
+    /// Reads one frame; the caller zeroes key frames' bodies after use (the read buffer is
+    /// zeroed here).
+    func read(timeoutMilliseconds: Int? = nil) throws(AgentClientError) -> AgentFrame {
+        let deadline = timeoutMilliseconds.map { Self.monotonicNanoseconds() + UInt64($0) * 1_000_000 }
+        do throws(AgentClientError) {
+            var prefix = [UInt8](repeating: 0, count: 4)
+            try readExactly(&prefix, offset: 0, count: 4, deadline: deadline)
+            let length: Int
+            do throws(FrameError) { length = try AgentFrame.bodyLength(prefix: prefix) } catch { throw AgentClientError.protocolError(error.description) }
+            var rest = [UInt8](repeating: 0, count: length)
+            defer { Zeroize.zero(&rest) }
+            try readExactly(&rest, offset: 0, count: length, deadline: deadline)
+            do throws(FrameError) { return try AgentFrame.decode(afterPrefix: rest[...]) } catch { throw AgentClientError.protocolError(error.description) }
+        } catch {
+            if case .timedOut = error { throw .timedOut(milliseconds: timeoutMilliseconds ?? 0) }
+            throw error
+        }
+    }
+
+    /// Wakes a blocked reader and stops the connection both ways.
+    func shutdown() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

@@ -1,2 +1,0 @@
-import ShareBroker
-enum _Placeholder {}
