@@ -93,6 +93,8 @@ let package = Package(
             name: "sharebrokerd",
             dependencies: [
                 "ShareBrokerAgent",
+                "ShareBrokerAgentClient",
+                "ShareBrokerAgentProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -105,6 +107,8 @@ let package = Package(
                 "ShareBroker",
                 "ShareBrokerSimulator",
                 "ShareBrokerPolicyDocument",
+                "ShareBrokerAgentClient",
+                "ShareBrokerAgentProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6

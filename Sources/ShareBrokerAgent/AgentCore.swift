@@ -252,7 +252,7 @@ public final class AgentCore: Sendable {
         }
     }
 
-    static func now() -> String { Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true)) }
+    static func now() -> String { Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date()) }
 
     // MARK: Sessions
 

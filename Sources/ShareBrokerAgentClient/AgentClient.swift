@@ -282,13 +282,14 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     private func disconnect(reason: String) {
-        let ring = state.withLock { state -> KeyRing? in
+        let (ring, closed) = state.withLock { state -> (KeyRing?, Bool) in
             state.socket?.shutdown()
             state.socket = nil
             defer { state.ring = nil }
-            return state.ring
+            return (state.ring, state.closed)
         }
         ring?.wipe()
+        guard !closed else { return }
         logger.notice("lost the agent; secure services unavailable", metadata: ["reason": "\(reason)"])
         emit(.disconnected(reason: reason))
         reportAvailability()

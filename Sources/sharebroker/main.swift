@@ -13,6 +13,12 @@ struct ShareBrokerCommand: ParsableCommand {
             PolicyCommand.self,
             ExplainCommand.self,
             WipeProbeCommand.self,
+            CopyCommand.self,
+            PasteCommand.self,
+            OpenInCommand.self,
+            StatusCommand.self,
+            WatchCommand.self,
+            AdminCommand.self,
         ])
 }
 

@@ -1,2 +1,81 @@
+import ArgumentParser
+import Foundation
+import Logging
 import ShareBrokerAgent
-print("x")
+import ShareBrokerAgentClient
+import ShareBrokerAgentProtocol
+
+/// `sharebrokerd`: the secure-services agent. Argument parsing and start-up only; the logic is
+/// in the ShareBrokerAgent library.
+struct ShareBrokerDaemon: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sharebrokerd",
+        abstract: "The secure-services agent: identifies apps from the kernel, hands authorized apps their policy and the group key ring, pushes policy changes, logs acknowledgments and blocked attempts durably.",
+        discussion: """
+            With no options everything lives under $SHAREBROKER_RUNTIME_DIR, else \
+            $XDG_RUNTIME_DIR/sharebroker, else /tmp/sharebroker-UID: the socket agent.sock, the \
+            state folder agent-state/, and the sample device policy, whose apps' executables are \
+            expected under apps/ (copy a binary to apps/acme-notes to make it the notes app).
+            SIGHUP re-reads the device policy (as does `sharebrokerd --reload`); SIGTERM stops.
+            """)
+
+    @Option(help: "The state folder (key ring, device policy, logs). Default: RUNTIME/agent-state.")
+    var state: String?
+
+    @Option(help: "The Unix socket to listen on. Default: RUNTIME/agent.sock.")
+    var socket: String?
+
+    @Option(help: "A device policy (sharebroker.device) to read at start and at every reload. Default: the one in the state folder, else the embedded sample.")
+    var policy: String?
+
+    @Option(help: "How many older keys each rotation keeps for opening.")
+    var keep: Int = 4
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "notice"
+
+    @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
+    var allowOtherUsers = false
+
+    @Flag(help: "Do not start: ask the running agent to re-read its device policy and push it.")
+    var reload = false
+
+    @Flag(help: "Do not start: print the running agent's status.")
+    var status = false
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .notice
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let socketPath = socket ?? AgentPaths.socket
+        if reload || status {
+            do {
+                let response = try AdminClient.send(AdminRequest(command: reload ? "reload" : "status"), socketPath: socketPath)
+                print(response.message)
+                print("push \(response.push), key \(response.currentKeyID ?? "-"), entitled: \(response.entitledApps.joined(separator: ", "))")
+                print("connected: \(response.connectedApps.isEmpty ? "none" : response.connectedApps.joined(separator: ", "))")
+                if !response.ok { throw ExitCode(1) }
+            } catch let error as AgentClientError {
+                FileHandle.standardError.write(Data("sharebrokerd: \(error)\n".utf8))
+                throw ExitCode(69)
+            }
+            return
+        }
+        let configuration = AgentConfiguration(
+            stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
+            keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600)
+        do {
+            let core = try AgentCore(configuration: configuration)
+            let server = try AgentServer.start(core: core)
+            try server.waitUntilStopped()
+        } catch let error as AgentError {
+            FileHandle.standardError.write(Data("sharebrokerd: \(error)\n".utf8))
+            throw ExitCode(71)
+        }
+    }
+}
+
+ShareBrokerDaemon.main()

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import ShareBroker
+import ShareBrokerAgentClient
+
+/// `sharebroker copy`: standard input to the host pasteboard, through the broker: the agent
+/// identifies this process, its pasteboard policy decides (clear, sealed, or nothing), and a
+/// blocked copy is audited by the agent.
+struct CopyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy",
+        abstract: "Copy standard input to the host pasteboard as this app's policy says (clear, SecureCopy, or nothing).",
+        discussion: """
+            Prints one line: `copied sealed CHANGE`, `copied clear CHANGE`, or `blocked RULE` (nothing \
+            written). Exit status: 0 copied, 3 blocked, 69 agent unavailable, 77 not a registered app \
+            (nothing written in both cases), 74 the pasteboard could not be written, 75 the agent did not \
+            confirm the audit record of a blocked copy.
+            """)
+
+    @OptionGroup var host: HostOptions
+
+    @Option(help: "The item type.")
+    var type: String = PasteboardItem.textType
+
+    @Flag(help: "Act as an unmanaged process: write in the clear without asking the agent (any process can).")
+    var unmanaged = false
+
+    func run() throws {
+        let bytes = HostIO.readStandardInput(limit: EnvelopeFormat.maxPlaintextSize)
+        guard bytes.count <= EnvelopeFormat.maxPlaintextSize else {
+            HostIO.error("sharebroker copy: the input is over \(EnvelopeFormat.maxPlaintextSize) bytes; nothing was written")
+            throw ExitCode(HostExit.ioError)
+        }
+        let item = PasteboardItem(type: type, bytes: bytes)
+        if unmanaged {
+            let pasteboard = try HostSession.pasteboard(host)
+            let count = pasteboard.write([item])
+            if let error = pasteboard.lastWriteError {
+                HostIO.error("sharebroker copy: \(error); nothing was written")
+                throw ExitCode(HostExit.ioError)
+            }
+            HostIO.out("copied clear \(count)")
+            return
+        }
+        let session: HostSession
+        switch HostSession.open(host) {
+        case .success(let opened): session = opened
+        case .failure(let failure):
+            HostIO.error("sharebroker copy: \(failure); nothing was written")
+            throw ExitCode(failure.exitCode)
+        }
+        let result: CopyResult
+        do {
+            result = try session.broker.copy(item)
+        } catch {
+            HostIO.error("sharebroker copy: \(error)")
+            _ = session.confirm(host)
+            throw ExitCode(HostExit.ioError)
+        }
+        switch result.action {
+        case .writeClear, .writeSealed:
+            if let error = session.pasteboard.lastWriteError {
+                HostIO.error("sharebroker copy: \(error); nothing was written")
+                _ = session.confirm(host)
+                throw ExitCode(HostExit.ioError)
+            }
+            let confirmed = session.confirm(host)
+            HostIO.out("copied \(result.action == .writeSealed ? "sealed" : "clear") \(session.pasteboard.read().changeCount)")
+            if !confirmed { throw ExitCode(HostExit.unconfirmed) }
+        case .blocked:
+            let confirmed = session.confirm(host)
+            HostIO.out("blocked \(result.decision.rule.rawValue)")
+            HostIO.error("sharebroker copy: blocked by the policy (\(result.decision.rule.rawValue)); nothing was written" +
+                         (confirmed ? "; the agent logged the attempt" : ""))
+            throw ExitCode(confirmed ? HostExit.blocked : HostExit.unconfirmed)
+        }
+    }
+}

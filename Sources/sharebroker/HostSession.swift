@@ -1,0 +1,185 @@
+import ArgumentParser
+import Foundation
+import ShareBroker
+import ShareBrokerAgentClient
+import ShareBrokerAgentProtocol
+
+/// Options every host command shares: where the agent and the host pasteboard are.
+struct HostOptions: ParsableArguments {
+    @Option(help: "The agent's socket. Default: $SHAREBROKER_SOCKET, else RUNTIME/agent.sock.")
+    var socket: String?
+
+    @Option(help: "The host pasteboard file. Default: $SHAREBROKER_PASTEBOARD, else RUNTIME/pasteboard.")
+    var pasteboard: String?
+
+    @Option(help: "How long to wait for the agent (handshake, and confirmations before exiting), in milliseconds.")
+    var timeout: Int = 2_000
+
+    var socketPath: String { socket ?? AgentPaths.socket }
+    var pasteboardPath: String { pasteboard ?? AgentPaths.pasteboard }
+}
+
+/// Exit statuses of the host commands (sysexits where one fits).
+enum HostExit {
+    /// The policy blocked the transfer (nothing written, or a dummy handed over).
+    static let blocked: Int32 = 3
+    /// Nothing readable on the pasteboard.
+    static let nothing: Int32 = 1
+    /// The agent is unavailable (EX_UNAVAILABLE).
+    static let unavailable: Int32 = 69
+    /// The agent refused this process: not a registered app (EX_NOPERM).
+    static let refused: Int32 = 77
+    /// A file could not be read or written (EX_IOERR).
+    static let ioError: Int32 = 74
+    /// The agent did not confirm a record it must keep (EX_TEMPFAIL).
+    static let unconfirmed: Int32 = 75
+}
+
+/// The delegate of a host command: it applies every policy (acknowledging "applied") and
+/// remembers what it was told.
+final class HostDelegate: ShareBrokerDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [String] = []
+
+    func record(_ event: String) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+
+    var recorded: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return events
+    }
+
+    func appConnectIsReady() { record("ready") }
+    func authStateChanged(to state: AuthState, message: String) -> Acknowledgment { record("auth"); return .applied }
+    func configChanged(to config: [String: String]) -> Acknowledgment { .applied }
+    func openInPolicyChanged(to policy: OpenInPolicy, whitelist: Set<String>) -> Acknowledgment { .applied }
+    func pasteboardPolicyChanged(to policy: PasteboardPolicy) -> Acknowledgment { .applied }
+    func printPolicyChanged(to policy: PrintPolicy) -> Acknowledgment { .applied }
+    func secureFileIOPolicyChanged(to policy: SecureFileIOPolicy) -> Acknowledgment { .applied }
+    func secureServicesAvailabilityChanged(to availability: SecureServicesAvailability) {
+        record("secureServices=\(availability == .available ? "available" : "unavailable")")
+    }
+}
+
+/// A host process as a managed app: identified by the agent from its executable, with its
+/// policy applied and the group keys cached, over the host pasteboard.
+struct HostSession {
+    let client: AgentClient
+    let broker: ShareBroker
+    let pasteboard: FilePasteboard
+    let delegate: HostDelegate
+    let welcome: WelcomeMessage
+
+    /// Why a host command could not become a managed app.
+    enum Failure: Error, CustomStringConvertible {
+        case agent(AgentClientError)
+        case setup(String)
+
+        var description: String {
+            switch self {
+            case .agent(let e): e.description
+            case .setup(let why): why
+            }
+        }
+
+        var exitCode: Int32 {
+            switch self {
+            case .agent(.refused): HostExit.refused
+            case .agent: HostExit.unavailable
+            case .setup: HostExit.ioError
+            }
+        }
+    }
+
+    static func pasteboard(_ options: HostOptions) throws -> FilePasteboard {
+        do {
+            return try FilePasteboard(path: options.pasteboardPath)
+        } catch {
+            HostIO.error("sharebroker: \(error)")
+            throw ExitCode(HostExit.ioError)
+        }
+    }
+
+    /// Connects to the agent (which identifies this process), starts a broker with the agent
+    /// client as its secure services and report sink, and applies the policy in force.
+    static func open(_ options: HostOptions, outbox: (any Outbox)? = nil) -> Result<HostSession, Failure> {
+        let pasteboard: FilePasteboard
+        do {
+            pasteboard = try FilePasteboard(path: options.pasteboardPath)
+        } catch {
+            return .failure(.setup(error.description))
+        }
+        let client = AgentClient(configuration: AgentClientConfiguration(
+            socketPath: options.socketPath, handshakeTimeoutMilliseconds: options.timeout, reconnects: false))
+        let welcome: WelcomeMessage
+        do {
+            welcome = try client.connect()
+        } catch {
+            return .failure(.agent(error))
+        }
+        let handOver: any Outbox
+        if let outbox {
+            handOver = outbox
+        } else {
+            handOver = InMemoryOutbox()
+        }
+        let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
+            outbox: handOver, urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: pasteboard,
+            secureServices: client))
+        let delegate = HostDelegate()
+        do {
+            try broker.start(delegate: delegate)
+            try client.attach(broker)
+        } catch {
+            return .failure(.setup(error.description))
+        }
+        return .success(HostSession(client: client, broker: broker, pasteboard: pasteboard, delegate: delegate, welcome: welcome))
+    }
+
+    /// Waits for the agent to confirm every acknowledgment and audit record sent; says so on
+    /// standard error when it did not.
+    func confirm(_ options: HostOptions) -> Bool {
+        let confirmed = client.flush(timeoutMilliseconds: options.timeout) && client.failedBatches.isEmpty
+        if !confirmed {
+            HostIO.error("sharebroker: the agent did not confirm \(client.unconfirmedBatches + client.failedBatches.count) record batch(es); they may be lost")
+        }
+        client.close()
+        return confirmed
+    }
+}
+
+/// Output helpers.
+enum HostIO {
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func out(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Reads standard input, at most `limit` bytes (one more tells it is over).
+    static func readStandardInput(limit: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while out.count <= limit {
+            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, min($0.count, limit + 1 - out.count)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    static func hex(_ id: UInt32) -> String {
+        let digits = String(id, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+}
