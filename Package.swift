@@ -142,5 +142,16 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
+        // The agent: codec and pasteboard unit tests, and end-to-end tests that spawn the built
+        // sharebrokerd and copies of sharebroker (build both products before `swift test`).
+        .testTarget(
+            name: "AgentTests",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerAgentProtocol",
+                "ShareBrokerAgentClient",
+            ],
+            swiftSettings: strictSwift6
+        ),
     ]
 )

@@ -1,0 +1,164 @@
+import Foundation
+import ShareBroker
+import ShareBrokerAgentProtocol
+import Testing
+
+@Suite("agent frame codec")
+struct AgentFrameTests {
+    @Test("A frame round-trips through encode and decode")
+    func roundTrip() throws {
+        for type in AgentFrameType.allCases {
+            let frame = AgentFrame(type: type, body: Array("{\"a\":1}".utf8))
+            #expect(try AgentFrame.decode(frame.encoded()) == frame)
+            #expect(try AgentFrame.decode(afterPrefix: frame.encoded()[4...]) == frame)
+        }
+        #expect(try AgentFrame.decode(AgentFrame(type: .keys, body: []).encoded()).body.isEmpty)
+    }
+
+    @Test("The length prefix is checked before anything is allocated")
+    func lengthFirst() {
+        #expect(throws: FrameError.tooLarge(length: 0xFFFF_FFFF, limit: AgentFrame.maxFrameSize)) {
+            try AgentFrame.decode([0xFF, 0xFF, 0xFF, 0xFF])
+        }
+        #expect(throws: FrameError.tooLarge(length: AgentFrame.maxFrameSize + 1, limit: AgentFrame.maxFrameSize)) {
+            try AgentFrame.bodyLength(prefix: [0x00, 0x40, 0x00, 0x01])
+        }
+        #expect(throws: FrameError.truncated) { try AgentFrame.decode([0, 0]) }
+        #expect(throws: FrameError.tooShort(length: 1)) { try AgentFrame.decode([0, 0, 0, 1, 1]) }
+        #expect(throws: FrameError.truncated) { try AgentFrame.decode([0, 0, 0, 9, 1, 1]) }
+        #expect(throws: FrameError.trailingBytes(1)) { try AgentFrame.decode([0, 0, 0, 2, 1, 1, 0]) }
+        #expect(throws: FrameError.unsupportedVersion(2)) { try AgentFrame.decode([0, 0, 0, 2, 2, 1]) }
+        #expect(throws: FrameError.unknownType(0xEE)) { try AgentFrame.decode([0, 0, 0, 2, 1, 0xEE]) }
+        #expect(throws: FrameError.tooLarge(length: AgentFrame.maxFrameSize + 1, limit: AgentFrame.maxFrameSize)) {
+            try AgentFrame(type: .hello, body: [UInt8](repeating: 0, count: AgentFrame.maxFrameSize - 1)).encodedChecked()
+        }
+    }
+
+    @Test("Random bytes never trap the decoder")
+    func randomBytes() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...24, using: &generator)
+            var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if bytes.count >= 4 && Bool.random() { bytes[0] = 0; bytes[1] = 0; bytes[2] = 0; bytes[3] = UInt8(count - 4) }
+            _ = try? AgentFrame.decode(bytes)
+            _ = try? KeyRingMessage.withEntries(in: bytes) { $0.count }
+            _ = try? AgentMessage.decode(WelcomeMessage.self, from: bytes)
+        }
+    }
+
+    @Test("Key frames: counts, lengths and duplicate ids are checked; a ring survives export and import")
+    func keyFrames() throws {
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: []) { $0.count } }
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: [17]) { $0.count } }
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: [1, 0, 0, 0, 1]) { $0.count } }
+        let twice = [2] + ([0, 0, 0, 7] + [UInt8](repeating: 1, count: 32)) + ([0, 0, 0, 7] + [UInt8](repeating: 2, count: 32))
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: twice) { $0.count } }
+        #expect(try KeyRingMessage.withEntries(in: KeyRingMessage.none) { $0.count } == 0)
+
+        let ring = try KeyRing.generate().rotated()
+        let sealed = try ring.seal(Array("hello".utf8), itemType: PasteboardItem.textType)
+        var body = try ring.exportKeys { KeyRingMessage.body($0) }
+        let imported = try KeyRingMessage.withEntries(in: body) { entries in try? KeyRing(importing: entries) }
+        Zeroize.zero(&body)
+        #expect(body.isEmpty)
+        let copy = try #require(imported)
+        #expect(copy.keyIDs == ring.keyIDs)
+        #expect(try copy.open(sealed).plaintext == Array("hello".utf8))
+        let back = try ring.open(try copy.seal(Array("x".utf8), itemType: "t"))
+        #expect(back.plaintext == Array("x".utf8))
+        ring.wipe()
+        #expect(throws: SealingError.wiped) { try ring.exportKeys { $0.count } }
+        #expect(throws: SealingError.invalidKeyLength) { try KeyRing(importing: []) }
+    }
+
+    @Test("Policies keep their values on the wire; unknown raw values fail closed")
+    func wirePolicy() {
+        let update = PolicyUpdate(auth: .authorized, authMessage: "hi", openIn: .allAppConnectApps, pasteboard: .secureCopy,
+                                  print: .authorized, secureFileIO: .optional, logLevel: .debug, dragAndDrop: .appConnectApps,
+                                  managedBrowserRequired: true, config: ["k": "v"])
+        let wire = WirePolicy(update, expandedWhitelist: ["b", "a"])
+        #expect(wire.openIn == "whitelist")
+        #expect(wire.openInWhitelist == ["a", "b"])
+        let back = wire.policyUpdate
+        #expect(back.openIn == .whitelist(["a", "b"]))
+        #expect(back.pasteboard == .secureCopy)
+        #expect(back.config == ["k": "v"])
+        var hostile = wire
+        hostile.auth = 99
+        hostile.pasteboard = 7
+        hostile.openIn = "everything"
+        #expect(hostile.policyUpdate.auth == .unauthorized)
+        #expect(hostile.policyUpdate.pasteboard == .unauthorized)
+        #expect(hostile.policyUpdate.openIn == .unauthorized)
+    }
+}
+
+@Suite("file-backed host pasteboard")
+struct FilePasteboardTests {
+    func temporaryPath() -> String {
+        NSTemporaryDirectory() + "sbpb-\(getpid())-\(UInt32.random(in: 0 ... .max))/pasteboard"
+    }
+
+    @Test("Same semantics as the in-memory pasteboard, across instances (processes)")
+    func semantics() throws {
+        let path = temporaryPath()
+        let a = try FilePasteboard(path: path), b = try FilePasteboard(path: path)
+        let memory = InMemoryPasteboard()
+        #expect(a.read().changeCount == memory.read().changeCount)
+        #expect(a.read().items.isEmpty)
+        let one = a.write([.text("one")])
+        #expect(one == memory.write([.text("one")]))
+        #expect(b.read().items == [.text("one")])
+        let two = b.write([.text("two"), PasteboardItem(type: "public.png", bytes: [0, 1, 2])])
+        #expect(two == memory.write([.text("two"), PasteboardItem(type: "public.png", bytes: [0, 1, 2])]))
+        #expect(a.read().items == memory.read().items)
+        #expect(!a.clear(ifChangeCount: one))
+        #expect(!memory.clear(ifChangeCount: one))
+        #expect(a.clear(ifChangeCount: two))
+        #expect(memory.clear(ifChangeCount: two))
+        #expect(b.read().items.isEmpty)
+        #expect(b.read().changeCount == memory.read().changeCount)
+        #expect(a.lastWriteError == nil)
+    }
+
+    @Test("Concurrent writers never lose a change count; readers see whole items")
+    func concurrentWriters() async throws {
+        let path = temporaryPath()
+        let board = try FilePasteboard(path: path)
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    let mine = try? FilePasteboard(path: path)
+                    for index in 0..<25 { mine?.write([.text("writer \(writer) item \(index)")]) }
+                }
+            }
+            group.addTask {
+                for _ in 0..<200 {
+                    let items = board.read().items
+                    #expect(items.isEmpty || String(decoding: items[0].bytes, as: UTF8.self).hasPrefix("writer "))
+                }
+            }
+        }
+        #expect(board.read().changeCount == 100)
+    }
+
+    @Test("Corrupt, truncated or oversized files read as empty; a write replaces them")
+    func hostileFiles() throws {
+        let path = temporaryPath()
+        let board = try FilePasteboard(path: path)
+        board.write([.text("x")])
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        bytes.removeLast()
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(board.read().items.isEmpty)
+        #expect(board.read().changeCount == 1)
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(board.read().items.isEmpty)
+        #expect(board.write([.text("y")]) == 1)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(FilePasteboard.maxFileSize + 1))
+        try handle.close()
+        #expect(board.read().items.isEmpty)
+    }
+}
