@@ -19,6 +19,7 @@ struct ShareBrokerCommand: ParsableCommand {
             StatusCommand.self,
             WatchCommand.self,
             AdminCommand.self,
+            AgentDemoCommand.self,
         ])
 }
 

@@ -357,3 +357,16 @@ struct AgentEndToEndTests {
         return (false, nil)
     }
 }
+
+@Suite("agent demo", .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"))
+struct AgentDemoTests {
+    @Test("sharebroker agent-demo plays every step as expected and cleans up")
+    func demo() throws {
+        let h = try AgentHarness()
+        let run = try h.run(AgentHarness.sharebroker, ["agent-demo"], timeout: 120)
+        #expect(run.status == 0, "\(run.output.suffix(2000))")
+        #expect(run.output.contains("Every step answered as expected."))
+        #expect(!run.output.contains("NOT OK"))
+        #expect(run.output.contains("group key rotated"))
+    }
+}

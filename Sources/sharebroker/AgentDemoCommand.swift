@@ -1,0 +1,301 @@
+import ArgumentParser
+import Foundation
+import ShareBrokerAgentProtocol
+
+/// `sharebroker agent-demo`: the cross-process story, with real processes. It starts the agent
+/// (`sharebrokerd`, next to this binary) on its embedded default in a fresh runtime folder,
+/// installs two managed apps (copies of this binary at the sample policy's registered paths)
+/// and one unmanaged process (a copy at an unregistered path), and walks them through
+/// SecureCopy, Open In, a retire, and the agent stopped and restarted, printing every command
+/// and what it answered.
+struct AgentDemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent-demo",
+        abstract: "Run the cross-process demo: the agent, two managed apps and an unmanaged process.")
+
+    @Option(help: "The runtime folder to use (default: a fresh temporary folder, removed afterwards).")
+    var directory: String?
+
+    @Flag(help: "Keep the runtime folder (logs, state, pasteboard) afterwards.")
+    var keep = false
+
+    func run() throws {
+        let demo = try AgentDemo(directory: directory)
+        defer { demo.finish(keep: keep || directory != nil) }
+        try demo.play()
+        if !demo.failures.isEmpty {
+            print("\nERROR: \(demo.failures.count) step(s) did not answer as expected:")
+            for failure in demo.failures { print("  - \(failure)") }
+            throw ExitCode(ExitStatus.dataError)
+        }
+        print("\nEvery step answered as expected.")
+    }
+}
+
+/// The demo's processes and steps.
+final class AgentDemo {
+    let base: String
+    let daemon: String
+    let me: String
+    var agent: Process?
+    var watcher: Process?
+    var failures: [String] = []
+    let removeAfter: Bool
+
+    init(directory: String?) throws {
+        me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        daemon = (me as NSString).deletingLastPathComponent + "/sharebrokerd"
+        guard FileManager.default.isExecutableFile(atPath: daemon) else {
+            throw ValidationError("sharebrokerd is not next to this binary (\(daemon)); build it: swift build --product sharebrokerd")
+        }
+        base = directory ?? NSTemporaryDirectory() + "sharebroker-agent-demo-\(getpid())"
+        removeAfter = directory == nil
+        try FileManager.default.createDirectory(atPath: base + "/apps", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: base + "/bin", withIntermediateDirectories: true)
+    }
+
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["SHAREBROKER_RUNTIME_DIR"] = base
+        env["SHAREBROKER_SOCKET"] = nil
+        env["SHAREBROKER_PASTEBOARD"] = nil
+        return env
+    }
+
+    var notes: String { base + "/apps/acme-notes" }
+    var viewer: String { base + "/apps/acme-viewer" }
+    var stranger: String { base + "/bin/random-tool" }
+
+    func install(_ path: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        if link(me, path) != 0 { try FileManager.default.copyItem(atPath: me, toPath: path) }
+    }
+
+    func short(_ path: String) -> String {
+        path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : path
+    }
+
+    func section(_ title: String) {
+        print("\n== \(title)")
+    }
+
+    /// Runs a command, prints it and its answer, and checks its exit status.
+    @discardableResult
+    func step(_ executable: String, _ arguments: [String], input: String? = nil, expect: Int32 = 0,
+              note: String? = nil) -> (status: Int32, output: String) {
+        let shown = (input.map { "echo '\($0)' | " } ?? "") + ([short(executable)] + arguments.map(short)).joined(separator: " ")
+        print("$ \(shown)" + (note.map { "    # \($0)" } ?? ""))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        do { try process.run() } catch {
+            failures.append("\(shown): could not start (\(error))")
+            return (-1, "")
+        }
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        let errors = DemoBox()
+        let reader = Thread { errors.data = stderr.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { usleep(1_000) }
+        let output = String(decoding: out, as: UTF8.self)
+        for line in output.split(separator: "\n") {
+            print("  \(line)")
+        }
+        for line in String(decoding: errors.data, as: UTF8.self).split(separator: "\n")
+            where !line.contains("[ShareBrokerAgentClient]") {
+            print("  (stderr) \(line)")
+        }
+        print("  [exit \(process.terminationStatus)]")
+        if process.terminationStatus != expect {
+            failures.append("\(shown): exit \(process.terminationStatus), expected \(expect)")
+        }
+        return (process.terminationStatus, output)
+    }
+
+    func check(_ condition: Bool, _ what: String) {
+        print(condition ? "  ok: \(what)" : "  NOT OK: \(what)")
+        if !condition { failures.append(what) }
+    }
+
+    func startAgent() throws {
+        print("$ sharebrokerd &    # no arguments: the embedded default under \(base)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: daemon)
+        process.arguments = []
+        process.environment = environment
+        let log = base + "/agent.log"
+        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
+        let handle = FileHandle(forWritingAtPath: log)
+        handle?.seekToEndOfFile()
+        process.standardError = handle
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        agent = process
+        let socket = base + "/agent.sock"
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) || !canConnect(socket) {
+            usleep(10_000)
+        }
+        check(canConnect(socket), "the agent listens on \(short(socket)) (pid \(process.processIdentifier))")
+    }
+
+    func stopAgent() {
+        guard let agent else { return }
+        print("$ kill -TERM \(agent.processIdentifier)    # stop the agent")
+        kill(agent.processIdentifier, SIGTERM)
+        agent.waitUntilExit()
+        self.agent = nil
+    }
+
+    func canConnect(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8).prefix(107)) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    func play() throws {
+        print("ShareBroker agent demo: the agent, two managed apps and one unmanaged process, as real processes.")
+        print("Runtime folder: \(base)   (SHAREBROKER_RUNTIME_DIR)")
+
+        section("Install: copies of this binary at the sample policy's registered paths, and one elsewhere")
+        for path in [notes, viewer, stranger] {
+            try install(path)
+            print("$ cp sharebroker \(short(path))")
+        }
+        print("  apps/acme-notes is com.acme.notes, apps/acme-viewer is com.acme.viewer (SecureCopy, authorized);")
+        print("  bin/random-tool is registered nowhere: the agent identifies each process from the kernel, not its word.")
+        try startAgent()
+
+        section("Who is who")
+        step(notes, ["status"])
+        step(stranger, ["status"], expect: 77)
+
+        section("SecureCopy across managed apps")
+        step(notes, ["copy"], input: "Q3 revenue: 4.2M")
+        let raw = (try? Data(contentsOf: URL(fileURLWithPath: base + "/pasteboard"))) ?? Data()
+        check(!String(decoding: raw, as: UTF8.self).contains("4.2M"), "the host pasteboard holds sealed bytes, not the text")
+        let viewerPaste = step(viewer, ["paste"], note: "another managed app holds the group keys")
+        check(viewerPaste.output == "Q3 revenue: 4.2M", "the viewer reads the notes app's SecureCopy item")
+        let strangerPaste = step(stranger, ["paste"], expect: 1, note: "the unmanaged process has no keys")
+        check(strangerPaste.output.isEmpty, "the unmanaged process reads nothing")
+
+        section("Plain items are for everyone")
+        step(stranger, ["copy", "--unmanaged"], input: "lunch at noon?")
+        let plain = step(notes, ["paste"])
+        check(plain.output == "lunch at noon?", "a managed app reads an unmanaged process's clear item")
+
+        section("Open In follows the policy (the agent expands \"All AppConnect apps\")")
+        let document = base + "/Q3.txt"
+        try "Q3 revenue: 4.2M\n".write(toFile: document, atomically: true, encoding: .utf8)
+        step(notes, ["open-in", document, "--to", "com.acme.viewer"])
+        step(notes, ["open-in", document, "--to", "org.example.sheets"], expect: 3, note: "not whitelisted: an empty dummy")
+
+        section("Retire: the viewer is retired; the agent rotates the group key")
+        let watch = Process()
+        watch.executableURL = URL(fileURLWithPath: viewer)
+        watch.arguments = ["watch", "--seconds", "120"]
+        watch.environment = environment
+        let watchLog = base + "/viewer-watch.jsonl"
+        _ = FileManager.default.createFile(atPath: watchLog, contents: nil)
+        watch.standardOutput = FileHandle(forWritingAtPath: watchLog)
+        watch.standardError = FileHandle.nullDevice
+        watch.standardInput = FileHandle.nullDevice
+        try watch.run()
+        watcher = watch
+        print("$ apps/acme-viewer watch > viewer-watch.jsonl &    # the viewer stays connected, as an app would")
+        for _ in 0..<300 where !((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").contains("attached") {
+            usleep(10_000)
+        }
+        step(notes, ["copy"], input: "sealed just before the retire")
+        let sealedBefore = (try? Data(contentsOf: URL(fileURLWithPath: base + "/pasteboard"))) ?? Data()
+        let policy = try String(contentsOfFile: base + "/agent-state/device.json", encoding: .utf8)
+        let retired = retire(viewerIn: policy)
+        try retired.write(toFile: base + "/retire-viewer.json", atomically: true, encoding: .utf8)
+        print("  (retire-viewer.json: the sample policy with com.acme.viewer's auth set to \"retired\")")
+        step(notes, ["admin", "set-policy", base + "/retire-viewer.json"])
+        for _ in 0..<300 where !((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").contains("\"push\":2") {
+            usleep(10_000)
+        }
+        usleep(200_000)
+        print("$ cat viewer-watch.jsonl    # what the connected viewer saw")
+        for line in ((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").split(separator: "\n") {
+            print("  \(line)")
+        }
+        step(viewer, ["paste"], expect: 1, note: "retired: no keys")
+        let before = step(notes, ["paste"], note: "sealed before the rotation: still readable by the authorized app")
+        check(before.output == "sealed just before the retire", "items sealed just before the retire stay readable to authorized apps")
+        step(notes, ["copy"], input: "after the retire")
+        step(viewer, ["paste"], expect: 1, note: "sealed under the new key: the viewer never had it")
+        try? sealedBefore.write(to: URL(fileURLWithPath: base + "/pasteboard"))
+
+        section("The agent goes away")
+        stopAgent()
+        step(notes, ["copy"], input: "while the agent is down", expect: 69, note: "fails closed: nothing is written")
+        let kept = (try? Data(contentsOf: URL(fileURLWithPath: base + "/pasteboard"))) ?? Data()
+        check(kept == sealedBefore, "the pasteboard kept exactly what it had")
+        step(stranger, ["copy", "--unmanaged"], input: "plain while the agent is down")
+        let downPaste = step(notes, ["paste"], note: "plain items stay readable")
+        check(downPaste.output == "plain while the agent is down", "plain items are readable while the agent is down")
+
+        section("The agent comes back: same keys, same policy, the retire stands")
+        try startAgent()
+        try? sealedBefore.write(to: URL(fileURLWithPath: base + "/pasteboard"))
+        let back = step(notes, ["paste"], note: "an item sealed before the restart")
+        check(back.output == "sealed just before the retire", "the key ring survived the restart")
+        let viewerStatus = step(viewer, ["status"])
+        check(viewerStatus.output.contains("auth retired"), "the retire survived the restart")
+        for _ in 0..<300 where ((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "")
+            .components(separatedBy: "\"connected\"").count < 3 {
+            usleep(10_000)
+        }
+        check(((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").components(separatedBy: "\"event\":\"connected\"").count >= 3,
+              "the connected viewer reconnected by itself")
+
+        section("What the agent logged (durably; never content)")
+        for name in ["acknowledgments.jsonl", "audit.jsonl"] {
+            print("$ tail -n 4 agent-state/\(name)")
+            let lines = ((try? String(contentsOfFile: base + "/agent-state/" + name, encoding: .utf8)) ?? "").split(separator: "\n")
+            for line in lines.suffix(4) { print("  \(line)") }
+        }
+        let logs = ((try? String(contentsOfFile: base + "/agent-state/audit.jsonl", encoding: .utf8)) ?? "")
+            + ((try? String(contentsOfFile: base + "/agent-state/acknowledgments.jsonl", encoding: .utf8)) ?? "")
+        check(!logs.contains("4.2M") && !logs.contains("lunch"), "the logs hold no content")
+    }
+
+    /// The sample policy with the viewer retired (a small, exact text edit of the agent's copy).
+    func retire(viewerIn policy: String) -> String {
+        guard let start = policy.range(of: "\"id\": \"com.acme.viewer\""),
+              let auth = policy.range(of: "\"auth\": \"authorized\"", range: start.upperBound..<policy.endIndex) else {
+            return policy
+        }
+        return policy.replacingCharacters(in: auth, with: "\"auth\": \"retired\"")
+    }
+
+    func finish(keep: Bool) {
+        if let watcher, watcher.isRunning { kill(watcher.processIdentifier, SIGKILL); watcher.waitUntilExit() }
+        if let agent, agent.isRunning { kill(agent.processIdentifier, SIGTERM); agent.waitUntilExit() }
+        if keep {
+            print("\nKept \(base): agent.log, agent-state/, pasteboard.")
+        } else {
+            try? FileManager.default.removeItem(atPath: base)
+        }
+    }
+}
+
+final class DemoBox: @unchecked Sendable {
+    var data = Data()
+}
