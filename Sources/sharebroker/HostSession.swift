@@ -13,7 +13,7 @@ struct HostOptions: ParsableArguments {
     var pasteboard: String?
 
     @Option(help: "How long to wait for the agent (handshake, and confirmations before exiting), in milliseconds.")
-    var timeout: Int = 2_000
+    var timeout: Int = 5_000
 
     var socketPath: String { socket ?? AgentPaths.socket }
     var pasteboardPath: String { pasteboard ?? AgentPaths.pasteboard }

@@ -178,7 +178,9 @@ final class AgentHarness: @unchecked Sendable {
     func run(_ executable: String, _ arguments: [String], input: String = "", timeout: TimeInterval = 20) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        // A generous handshake timeout: the machine may be busy with other suites.
+        let hostCommands: Set<String> = ["copy", "paste", "status", "open-in", "admin"]
+        process.arguments = arguments + (arguments.first.map(hostCommands.contains) == true ? ["--timeout", "10000"] : [])
         process.environment = environment
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
