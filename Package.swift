@@ -100,6 +100,19 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // BENCHMARK (not shipped): handshake to ready, push to 100 clients, copy path with the
+        // agent client. Run a release build: swift run -c release agent-bench
+        .executableTarget(
+            name: "agent-bench",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerAgent",
+                "ShareBrokerAgentClient",
+                "ShareBrokerAgentProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The command-line tool: simulate, demo, policy check/import, explain.
         .executableTarget(
             name: "sharebroker",

@@ -115,6 +115,8 @@ public final class AgentCore: Sendable {
         var executable: String
         var peer: PeerCredentials
         var connection: any AgentConnection
+        /// The key ids last sent to this session (empty: "no keys"); `nil` before the first.
+        var sentKeyIDs: [UInt32]?
     }
 
     struct State {
@@ -272,14 +274,15 @@ public final class AgentCore: Sendable {
                 let id = state.nextSession
                 state.nextSession += 1
                 let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection)
-                state.sessions[id] = session
                 connection.admitted(session: id)
                 let welcome = WelcomeMessage(
                     app: app.id, peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable),
                     push: state.push, policy: Self.wirePolicy(for: current, in: state.registry),
                     device: Self.wireDevice(for: current, in: state.registry))
                 connection.send([AgentMessage.frame(.welcome, welcome)], sensitive: false)
-                sendKeys(to: session, state: state)
+                var admittedSession = session
+                admittedSession.sentKeyIDs = sendKeys(to: session, state: state)
+                state.sessions[id] = admittedSession
                 return true
             }
             if admitted {
@@ -292,20 +295,28 @@ public final class AgentCore: Sendable {
         }
     }
 
-    /// Sends the session its key ring, or "no keys" when its app is not entitled. Called with the
-    /// state lock held, so rings and pushes reach each client in order.
-    private func sendKeys(to session: Session, state: State) {
+    /// The key ids `app` should hold now: the ring's, or none when it is not entitled.
+    private func keyIDs(for app: String, state: State) -> [UInt32] {
+        state.metadata.entitled.contains(app) ? state.ring.keyIDs : []
+    }
+
+    /// Sends the session its key ring, or "no keys" when its app is not entitled, and returns the
+    /// key ids sent. Called with the state lock held, so rings and pushes reach each client in
+    /// order.
+    private func sendKeys(to session: Session, state: State) -> [UInt32] {
         guard state.metadata.entitled.contains(session.app) else {
             session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
-            return
+            return []
         }
         do {
             var body = try state.ring.exportKeys { KeyRingMessage.body($0) }
             session.connection.send([AgentFrame(type: .keys, body: body)], sensitive: true)
             Zeroize.zero(&body)
+            return state.ring.keyIDs
         } catch {
             logger.error("could not export the key ring; the app gets no keys", metadata: ["app": "\(session.app)"])
             session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
+            return []
         }
     }
 
@@ -470,7 +481,11 @@ public final class AgentCore: Sendable {
                     state.sessions[id] = nil
                     continue
                 }
-                sendKeys(to: session, state: state)
+                // Keys only when they changed for this session (a rotation, or a change of entitlement).
+                if session.sentKeyIDs != keyIDs(for: session.app, state: state) {
+                    let sent = sendKeys(to: session, state: state)
+                    state.sessions[id]?.sentKeyIDs = sent
+                }
                 let push = PolicyPushMessage(push: state.push, policy: Self.wirePolicy(for: app, in: registry),
                                              device: Self.wireDevice(for: app, in: registry))
                 session.connection.send([AgentMessage.frame(.policy, push)], sensitive: false)
