@@ -47,10 +47,10 @@ struct ChannelConnection: AgentConnection {
             if sensitive {
                 Zeroize.zero(&bytes)
                 channel.writeAndFlush(buffer).whenComplete { _ in
-                    // Zero the written copy (best effort: the buffer is ours once the write is done).
-                    var written = buffer
-                    written.withUnsafeMutableReadableBytes { raw in
-                        if let base = raw.baseAddress { _ = memset(base, 0, raw.count) }
+                    // Zero the bytes in place once the write is done: NIO no longer reads them, and
+                    // a mutating accessor would copy the storage (copy-on-write) and zero the copy.
+                    buffer.withUnsafeReadableBytes { raw in
+                        if let base = raw.baseAddress { _ = memset(UnsafeMutableRawPointer(mutating: base), 0, raw.count) }
                     }
                 }
             } else {

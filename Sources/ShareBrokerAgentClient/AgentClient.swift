@@ -104,6 +104,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     /// How it connects.
     public let configuration: AgentClientConfiguration
     private let state = Mutex(State())
+    /// Serializes applying policies to the broker (the reader thread and ``attach(_:)``), so
+    /// each push's acknowledgments are collected into its own batch.
+    private let applying = Mutex<Void>(())
     private let counter = Atomic<UInt64>(0)
     private let idPrefix: String
     private let logger = Logger(label: "sharebroker.agent-client")
@@ -335,6 +338,10 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     private func apply(policy: WirePolicy, device: [WireDeviceApp], push: UInt64, to broker: ShareBroker) {
+        applying.withLock { _ in applyLocked(policy: policy, device: device, push: push, to: broker) }
+    }
+
+    private func applyLocked(policy: WirePolicy, device: [WireDeviceApp], push: UInt64, to broker: ShareBroker) {
         state.withLock { $0.collecting = [] }
         for app in device where broker.currentSnapshot.device[app.id] != app.deviceApp {
             _ = try? broker.updateDevice(app.deviceApp)

@@ -69,6 +69,8 @@ public final class FilePasteboard: Pasteboard {
 
     // MARK: Pasteboard
 
+    /// The items and change count in the file now (no lock: replacement is atomic). A missing,
+    /// unreadable, oversized or malformed file reads as no items.
     public func read() -> (items: [PasteboardItem], changeCount: Int) {
         guard let bytes = Self.readFile(path) else { return ([], Self.changeCount(ofFile: path)) }
         return Self.parse(bytes) ?? ([], Self.changeCount(ofFile: path))
@@ -93,6 +95,7 @@ public final class FilePasteboard: Pasteboard {
         }
     }
 
+    /// Empties the pasteboard if nobody (in any process) wrote since `changeCount`.
     @discardableResult
     public func clear(ifChangeCount changeCount: Int) -> Bool {
         let result = locked { () throws(FilePasteboardError) -> Bool in
