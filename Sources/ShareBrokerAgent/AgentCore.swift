@@ -468,6 +468,8 @@ public final class AgentCore: Sendable {
             state.ring = ring
             state.metadata = metadata
             state.push += 1
+            // One push frame per app, shared by its sessions.
+            var frames: [String: AgentFrame] = [:]
             for (id, session) in state.sessions {
                 guard let app = registry.app(forExecutable: session.executable), app.id == session.app, app.isAppConnect else {
                     // The app was removed (or its executable now belongs to another id): no keys, no policy.
@@ -486,9 +488,11 @@ public final class AgentCore: Sendable {
                     let sent = sendKeys(to: session, state: state)
                     state.sessions[id]?.sentKeyIDs = sent
                 }
-                let push = PolicyPushMessage(push: state.push, policy: Self.wirePolicy(for: app, in: registry),
-                                             device: Self.wireDevice(for: app, in: registry))
-                session.connection.send([AgentMessage.frame(.policy, push)], sensitive: false)
+                let frame = frames[app.id] ?? AgentMessage.frame(.policy, PolicyPushMessage(
+                    push: state.push, policy: Self.wirePolicy(for: app, in: registry),
+                    device: Self.wireDevice(for: app, in: registry)))
+                frames[app.id] = frame
+                session.connection.send([frame], sensitive: false)
             }
             return (!revoked.isEmpty, revoked.sorted(), state.push)
         }

@@ -259,7 +259,8 @@ public final class AgentServer: Sendable {
     /// Binds the socket (refusing to replace one another agent is listening on), makes it
     /// owner-only (or ``AgentConfiguration/socketMode``), and starts serving.
     /// - Throws: ``AgentError/socket(path:reason:)``.
-    public static func start(core: AgentCore, threads: Int = 1) throws(AgentError) -> AgentServer {
+    /// - Parameter threads: event-loop threads (default: one per core, at most 4).
+    public static func start(core: AgentCore, threads: Int = min(4, System.coreCount)) throws(AgentError) -> AgentServer {
         let path = core.configuration.socketPath
         do {
             try DurableFile.makeDirectories(DurableFile.parent(of: path))
