@@ -23,16 +23,20 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var keepingRecent: Int
     /// Socket file mode (0600: only the agent's user may connect).
     public var socketMode: UInt16
+    /// How long a new connection may take to say hello before it is dropped.
+    public var handshakeTimeoutMilliseconds: Int
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil,
-                appsDirectory: String = AgentPaths.apps, keepingRecent: Int = 4, socketMode: UInt16 = 0o600) {
+                appsDirectory: String = AgentPaths.apps, keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
+                handshakeTimeoutMilliseconds: Int = 5_000) {
         self.stateDirectory = stateDirectory
         self.socketPath = socketPath
         self.policyFile = policyFile
         self.appsDirectory = appsDirectory
         self.keepingRecent = keepingRecent
         self.socketMode = socketMode
+        self.handshakeTimeoutMilliseconds = max(1, handshakeTimeoutMilliseconds)
     }
 
     /// The embedded default: everything under ``ShareBrokerAgentProtocol/AgentPaths/runtimeDirectory``.

@@ -277,7 +277,8 @@ public final class AgentServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(AgentFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(core: core))
+                    try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(
+                        core: core, handshakeTimeout: .milliseconds(Int64(core.configuration.handshakeTimeoutMilliseconds))))
                 }
             }
         let previousMask = umask(0o077)

@@ -164,3 +164,24 @@ do {
           + (ratio <= 1.05 ? "OK" : "MISSED"))
     client.close()
 }
+
+// Where the time of a push goes, per client, without the network (--breakdown).
+if CommandLine.arguments.contains("--breakdown") {
+    let update = PolicyUpdate(auth: .authorized, openIn: .whitelist(["a", "b"]), pasteboard: .secureCopy, print: .authorized)
+    let push = PolicyPushMessage(push: 7, policy: WirePolicy(update, expandedWhitelist: []), device: [])
+    let body = AgentMessage.encode(push)
+    let acks = AcknowledgmentBatch(id: "123-abcdef-9", push: 7, records: [WireAcknowledgment(
+        id: "123-abcdef-8", AcknowledgmentRecord(kind: .print, state: .applied, message: "", generation: 4))])
+    let ackBody = AgentMessage.encode(acks)
+    func time(_ label: String, _ body: () -> Void) {
+        let n = 20_000
+        let start = now()
+        for _ in 0..<n { body() }
+        print(String(format: "   %@: %.1f us", label, Double(now() - start) / Double(n) / 1000))
+    }
+    time("encode push") { _ = AgentMessage.encode(push) }
+    time("decode push") { _ = try? AgentMessage.decode(PolicyPushMessage.self, from: body) }
+    time("encode ack batch") { _ = AgentMessage.encode(acks) }
+    time("decode ack batch") { _ = try? AgentMessage.decode(AcknowledgmentBatch.self, from: ackBody) }
+    time("encode receipt") { _ = AgentMessage.encode(ReceiptMessage(batch: "123-abcdef-9", logged: true)) }
+}

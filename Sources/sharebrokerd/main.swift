@@ -34,6 +34,9 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "notice"
 
+    @Option(help: ArgumentHelp("How long a new connection may take to say hello, in milliseconds.", visibility: .hidden))
+    var handshakeTimeout: Int = 5_000
+
     @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
     var allowOtherUsers = false
 
@@ -66,7 +69,8 @@ struct ShareBrokerDaemon: ParsableCommand {
         }
         let configuration = AgentConfiguration(
             stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
-            keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600)
+            keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
+            handshakeTimeoutMilliseconds: handshakeTimeout)
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)

@@ -177,6 +177,46 @@ struct AgentEndToEndTests {
         h.stop(watcher.process)
     }
 
+    @Test("A connection that never says hello is dropped after the handshake timeout; others are served meanwhile")
+    func silentConnection() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.startAgent(arguments: ["--policy", h.policyPath, "--handshake-timeout", "300"])
+        defer { h.stopAgent() }
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        #expect(AgentHarness.connectUnix(fd, h.socket))
+        // Half a hello, then silence.
+        let hello = AgentMessage.frame(.hello, HelloMessage(role: .app)).encoded()
+        _ = hello.prefix(3).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        #expect(try h.run(h.notes, ["status"]).status == 0)
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&descriptor, 1, 3_000) == 1)
+        var byte: UInt8 = 0
+        #expect(recv(fd, &byte, 1, 0) == 0, "the agent closed the silent connection")
+    }
+
+    @Test("A registered binary replaced after its process started is refused when that process connects again")
+    func replacedExecutable() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let watcher = try h.startWatch(h.notes, name: "notes")
+        #expect(h.wait { h.jsonLines(watcher.output).contains { $0["event"] as? String == "attached" } })
+        // Replace the file at the registered path (a new inode), as an update or an attacker would.
+        let replacement = h.root + "/notes.new"
+        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: replacement)
+        #expect(rename(replacement, h.notes) == 0)
+        h.stopAgent(signal: SIGKILL)
+        try h.startAgent()
+        #expect(h.wait { h.jsonLines(watcher.output).contains { $0["event"] as? String == "refused" } })
+        #expect(h.wait { h.auditRecords.contains { $0["reason"] as? String == "executableChanged" } })
+        // A process started from the new file is the app.
+        #expect(try h.run(h.notes, ["status"]).status == 0)
+        h.stop(watcher.process)
+    }
+
     @Test("SIGKILL during a stream of copies: each copy succeeded or failed with nothing written; no audit or acknowledgment record lost")
     func killDuringCopies() throws {
         let h = try AgentHarness()
