@@ -367,12 +367,26 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         idPrefix + "-" + String(counter.add(1, ordering: .relaxed).newValue)
     }
 
+    /// The most batches kept while waiting for receipts; past it the oldest are dropped (and
+    /// reported in ``failedBatches``), so an agent that never comes back cannot exhaust memory.
+    public static let maxUnconfirmedBatches = 10_000
+
     /// Keeps the frame until its receipt, and sends it now if connected.
     private func enqueue(id: String, frame: AgentFrame) {
-        let socket = state.withLock { state -> FrameSocket? in
+        let (socket, dropped) = state.withLock { state -> (FrameSocket?, Int) in
             state.pending[id] = Pending(frame: frame)
             state.pendingOrder.append(id)
-            return state.socket
+            var dropped = 0
+            while state.pendingOrder.count > Self.maxUnconfirmedBatches {
+                let oldest = state.pendingOrder.removeFirst()
+                state.pending[oldest] = nil
+                state.failedBatches[oldest] = "dropped unconfirmed: more than \(Self.maxUnconfirmedBatches) batches waited for the agent"
+                dropped += 1
+            }
+            return (state.socket, dropped)
+        }
+        if dropped > 0 {
+            logger.error("dropped unconfirmed record batches: the agent has been away too long", metadata: ["count": "\(dropped)"])
         }
         if let socket { try? socket.write(frame) }
     }
