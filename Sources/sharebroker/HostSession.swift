@@ -40,11 +40,18 @@ enum HostExit {
 final class HostDelegate: ShareBrokerDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var events: [String] = []
+    /// Called with every recorded event (the watch command prints them).
+    let onEvent: (@Sendable (String) -> Void)?
+
+    init(onEvent: (@Sendable (String) -> Void)? = nil) {
+        self.onEvent = onEvent
+    }
 
     func record(_ event: String) {
         lock.lock()
         events.append(event)
         lock.unlock()
+        onEvent?(event)
     }
 
     var recorded: [String] {
@@ -54,7 +61,10 @@ final class HostDelegate: ShareBrokerDelegate, @unchecked Sendable {
     }
 
     func appConnectIsReady() { record("ready") }
-    func authStateChanged(to state: AuthState, message: String) -> Acknowledgment { record("auth"); return .applied }
+    func authStateChanged(to state: AuthState, message: String) -> Acknowledgment {
+        record("auth=\(state)")
+        return .applied
+    }
     func configChanged(to config: [String: String]) -> Acknowledgment { .applied }
     func openInPolicyChanged(to policy: OpenInPolicy, whitelist: Set<String>) -> Acknowledgment { .applied }
     func pasteboardPolicyChanged(to policy: PasteboardPolicy) -> Acknowledgment { .applied }

@@ -33,7 +33,7 @@ struct WatchCommand: ParsableCommand {
             welcome = try? client.connect()
         }
         guard let welcome else { return }
-        let delegate = HostDelegate()
+        let delegate = HostDelegate { event in WatchCommand.line(["event": "callback", "callback": event]) }
         let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
             outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: pasteboard,
             secureServices: client))

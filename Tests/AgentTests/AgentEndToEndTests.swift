@@ -1,5 +1,6 @@
 import Foundation
 import ShareBroker
+import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import Testing
 
@@ -313,6 +314,13 @@ struct AgentEndToEndTests {
         try h.startAgent(arguments: [])
         defer { h.stopAgent() }
         #expect(h.wait { h.jsonLines(watcher.output).filter { $0["event"] as? String == "connected" }.count >= 2 })
+        // The long-lived app was told: secure services went away, then came back.
+        let callbacks = h.jsonLines(watcher.output).compactMap { $0["callback"] as? String }
+        #expect(h.wait {
+            let callbacks = h.jsonLines(watcher.output).compactMap { $0["callback"] as? String }
+            guard let down = callbacks.firstIndex(of: "secureServices=unavailable") else { return false }
+            return callbacks[down...].contains("secureServices=available")
+        }, "\(callbacks)")
         #expect(try h.run(h.notes, ["status"]).output.split(separator: "\n").first { $0.hasPrefix("secure services") } == keys)
         try h.pasteboard.write(sealed)
         #expect(try h.run(h.viewer, ["paste"]).output == "sealed before restart")
@@ -408,5 +416,73 @@ struct AgentDemoTests {
         #expect(run.output.contains("Every step answered as expected."))
         #expect(!run.output.contains("NOT OK"))
         #expect(run.output.contains("group key rotated"))
+    }
+}
+
+@Suite("agent client in process", .serialized, .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"))
+struct AgentClientInProcessTests {
+    final class Delegate: ShareBrokerDelegate, @unchecked Sendable {
+        let lock = NSLock()
+        var availability: [SecureServicesAvailability] = []
+        func appConnectIsReady() {}
+        func authStateChanged(to state: AuthState, message: String) -> Acknowledgment { .applied }
+        func secureServicesAvailabilityChanged(to availability: SecureServicesAvailability) {
+            lock.lock()
+            self.availability.append(availability)
+            lock.unlock()
+        }
+        var seen: [SecureServicesAvailability] {
+            lock.lock()
+            defer { lock.unlock() }
+            return availability
+        }
+    }
+
+    @Test("A long-lived app: copies use the cached ring; agent gone means SecureCopy fails with nothing written and clear items stay readable; it reconnects")
+    func longLivedApp() throws {
+        let h = try AgentHarness()
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        try h.writePolicy([("com.acme.tests", me, AgentHarness.secureCopyPolicy, nil)])
+        try h.startAgent()
+        defer { h.stopAgent() }
+
+        let client = AgentClient(configuration: AgentClientConfiguration(
+            socketPath: h.socket, expectedAppID: "com.acme.tests", initialBackoffMilliseconds: 20, maximumBackoffMilliseconds: 200))
+        defer { client.close() }
+        let welcome = try client.connect()
+        #expect(welcome.app == "com.acme.tests")
+        let pasteboard = try h.pasteboard
+        let delegate = Delegate()
+        let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
+            outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: pasteboard,
+            secureServices: client))
+        try broker.start(delegate: delegate)
+        try client.attach(broker)
+        #expect(try broker.policy().pasteboardPolicy == .secureCopy)
+        #expect(try broker.copy(.text("sealed")).action == .writeSealed)
+        #expect(broker.paste()?.bytes == Array("sealed".utf8))
+
+        h.stopAgent(signal: SIGKILL)
+        #expect(h.wait { client.availability == .unavailable && broker.currentSnapshot.secureServices == .unavailable })
+        #expect(delegate.seen.last == .unavailable)
+        let before = pasteboard.read()
+        let refused = try broker.copy(.text("must not be written"))
+        #expect(refused.action == .blocked)
+        #expect(pasteboard.read() == before)
+        #expect(throws: SecureServicesError.unavailable) { try client.keyRing(for: welcome.app) }
+        pasteboard.write([.text("plain")])
+        #expect(broker.paste()?.bytes == Array("plain".utf8))
+
+        try h.startAgent()
+        #expect(h.wait { client.availability == .available && broker.currentSnapshot.secureServices == .available })
+        #expect(delegate.seen.last == .available)
+        #expect(try broker.copy(.text("sealed again")).action == .writeSealed)
+        #expect(broker.paste()?.bytes == Array("sealed again".utf8))
+        #expect(client.flush(timeoutMilliseconds: 5_000))
+
+        // The wrong expected identity is an error, not a silent switch of app.
+        let impostor = AgentClient(configuration: AgentClientConfiguration(socketPath: h.socket, expectedAppID: "com.acme.notes", reconnects: false))
+        #expect(throws: AgentClientError.wrongApp(expected: "com.acme.notes", identified: "com.acme.tests")) { try impostor.connect() }
+        impostor.close()
     }
 }
