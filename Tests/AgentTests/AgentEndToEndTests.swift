@@ -486,3 +486,14 @@ struct AgentClientInProcessTests {
         impostor.close()
     }
 }
+
+@Suite("agent binaries")
+struct AgentBinariesTests {
+    @Test("sharebroker and sharebrokerd are built before the tests (the end-to-end suites need them)")
+    func built() {
+        #expect(FileManager.default.isExecutableFile(atPath: AgentHarness.sharebroker),
+                "build it first: swift build --product sharebroker")
+        #expect(FileManager.default.isExecutableFile(atPath: AgentHarness.sharebrokerd),
+                "build it first: swift build --product sharebrokerd (swift test compiles it but does not link it)")
+    }
+}
