@@ -281,18 +281,8 @@ public final class AgentServer: Sendable {
                         core: core, handshakeTimeout: .milliseconds(Int64(core.configuration.handshakeTimeoutMilliseconds))))
                 }
             }
-        let previousMask = umask(0o077)
-        let channel: any Channel
-        do {
-            channel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
-        } catch {
-            umask(previousMask)
-            try? group.syncShutdownGracefully()
-            throw .socket(path: path, reason: "\(error)")
-        }
-        umask(previousMask)
-        _ = chmod(path, mode_t(core.configuration.socketMode))
-
+        // SIGHUP reloads; set up before the socket exists, so a reload sent as soon as the agent
+        // accepts connections cannot kill it.
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         hangup.setEventHandler {
@@ -300,6 +290,19 @@ public final class AgentServer: Sendable {
             core.logger.notice("SIGHUP: \(response.message)")
         }
         hangup.resume()
+        let previousMask = umask(0o077)
+        let channel: any Channel
+        do {
+            channel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
+        } catch {
+            umask(previousMask)
+            hangup.cancel()
+            try? group.syncShutdownGracefully()
+            throw .socket(path: path, reason: "\(error)")
+        }
+        umask(previousMask)
+        _ = chmod(path, mode_t(core.configuration.socketMode))
+
         core.logger.notice("listening", metadata: ["socket": "\(path)", "state": "\(core.configuration.stateDirectory)"])
         return AgentServer(core: core, channel: channel, group: group, signalSources: [hangup])
     }

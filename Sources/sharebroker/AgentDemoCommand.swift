@@ -68,7 +68,7 @@ final class AgentDemo {
 
     func install(_ path: String) throws {
         try? FileManager.default.removeItem(atPath: path)
-        if link(me, path) != 0 { try FileManager.default.copyItem(atPath: me, toPath: path) }
+        try FileManager.default.copyItem(atPath: me, toPath: path)
     }
 
     func short(_ path: String) -> String {
@@ -198,11 +198,13 @@ final class AgentDemo {
         let plain = step(notes, ["paste"])
         check(plain.output == "lunch at noon?", "a managed app reads an unmanaged process's clear item")
 
-        section("Open In follows the policy (the agent expands \"All AppConnect apps\")")
+        section("Open In follows each app's policy")
         let document = base + "/Q3.txt"
         try "Q3 revenue: 4.2M\n".write(toFile: document, atomically: true, encoding: .utf8)
-        step(notes, ["open-in", document, "--to", "com.acme.viewer"])
+        step(notes, ["open-in", document, "--to", "com.acme.viewer"], note: "the notes app's whitelist names the viewer")
         step(notes, ["open-in", document, "--to", "org.example.sheets"], expect: 3, note: "not whitelisted: an empty dummy")
+        step(viewer, ["open-in", document, "--to", "com.acme.notes"],
+             note: "\"All AppConnect apps\": the agent expands it to the authorized managed apps")
 
         section("Retire: the viewer is retired; the agent rotates the group key")
         let watch = Process()

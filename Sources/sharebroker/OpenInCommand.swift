@@ -21,7 +21,7 @@ struct OpenInCommand: ParsableCommand {
     @Option(help: "documentInteraction, previewController or activitySheet.")
     var via: String = TransferChannel.documentInteraction.rawValue
 
-    @Option(help: "Where handed-over files go. Default: RUNTIME/outbox.")
+    @Option(help: "Where handed-over files go (each hand-over in a fresh sub-folder). Default: RUNTIME/outbox/PID.")
     var outbox: String?
 
     @OptionGroup var host: HostOptions
@@ -36,7 +36,7 @@ struct OpenInCommand: ParsableCommand {
         }
         let folder: FolderOutbox
         do {
-            folder = try FolderOutbox(directory: outbox ?? AgentPaths.runtimeDirectory + "/outbox")
+            folder = try FolderOutbox(directory: (outbox ?? AgentPaths.runtimeDirectory + "/outbox") + "/\(getpid())")
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             throw ExitCode(HostExit.ioError)

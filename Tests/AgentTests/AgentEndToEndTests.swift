@@ -67,6 +67,10 @@ struct AgentEndToEndTests {
         #expect(FileManager.default.contents(atPath: dummyPath)?.isEmpty == true)
         #expect(!dummyPath.hasSuffix("Q3.txt"))
         #expect(h.auditRecords.contains { $0["action"] as? String == "openIn" && $0["target"] as? String == "org.example.sheets" })
+        // "All AppConnect apps", expanded by the agent: every authorized managed app (locked too: its user is authorized), no unmanaged app.
+        #expect(try h.run(h.viewer, ["open-in", document, "--to", "com.acme.notes", "--outbox", h.root + "/out"]).status == 0)
+        #expect(try h.run(h.viewer, ["open-in", document, "--to", "com.acme.locked", "--outbox", h.root + "/out"]).status == 0)
+        #expect(try h.run(h.viewer, ["open-in", document, "--to", "org.example.sheets", "--outbox", h.root + "/out"]).status == 3)
     }
 
     @Test("Retiring an app rotates the key: it reads nothing sealed afterwards; others still read items sealed before")
