@@ -141,6 +141,9 @@ public final class AgentCore: Sendable {
     let policyPath: String
     let logger: Logger
     private let state: Mutex<State>
+    /// The state folder's lock (`flock` on `agent.lock`), held for the life of the core so that
+    /// two agents never share (and fork) one key ring.
+    private let lockDescriptor: Int32
     /// Serializes reloads (reading and writing policy files) without holding the state lock.
     private let reloading = Mutex<Void>(())
 
@@ -153,6 +156,7 @@ public final class AgentCore: Sendable {
         do {
             try DurableFile.makeDirectories(directory)
             _ = chmod(directory, 0o700)
+            lockDescriptor = try Self.lockStateFolder(directory)
             keyStore = KeyStore(directory: directory)
             acknowledgmentLog = try DurableLog(path: directory + "/acknowledgments.jsonl")
             auditLog = try DurableLog(path: directory + "/audit.jsonl")
@@ -186,6 +190,27 @@ public final class AgentCore: Sendable {
             throw .state(error)
         }
         state = Mutex(State(registry: registry, ring: ring, metadata: metadata))
+    }
+
+    deinit {
+        close(lockDescriptor)
+    }
+
+    /// Takes the state folder's exclusive lock, or fails if another agent holds it.
+    private static func lockStateFolder(_ directory: String) throws(AgentStateError) -> Int32 {
+        let path = directory + "/agent.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw AgentStateError(operation: "open", path: path, code: errno) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK {
+                throw AgentStateError(operation: "lock", path: path, code: 0,
+                                      detail: "another agent is using this state folder; stop it, or give another --state")
+            }
+            throw AgentStateError(operation: "lock", path: path, code: code)
+        }
+        return fd
     }
 
     private static func newRing() throws(AgentStateError) -> KeyRing {

@@ -357,6 +357,19 @@ struct AgentEndToEndTests {
         h.stop(watcher.process)
     }
 
+    @Test("A second agent on the same state folder refuses to start (one key ring, one custodian)")
+    func oneAgentPerStateFolder() throws {
+        let h = try AgentHarness()
+        try h.startAgent(arguments: [])
+        defer { h.stopAgent() }
+        let second = try h.run(AgentHarness.sharebrokerd, ["--socket", h.root + "/other.sock"], timeout: 10)
+        #expect(second.status == 71)
+        #expect(second.error.contains("another agent is using this state folder"))
+        let third = try h.run(AgentHarness.sharebrokerd, ["--state", h.root + "/other-state"], timeout: 10)
+        #expect(third.status == 71)
+        #expect(third.error.contains("another agent is already listening"))
+    }
+
     @Test("The embedded default: no arguments, the sample policy, apps under RUNTIME/apps")
     func embeddedDefault() throws {
         let h = try AgentHarness()
