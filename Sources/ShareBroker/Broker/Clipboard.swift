@@ -45,6 +45,7 @@ extension ShareBroker {
     ///
     /// - Parameter webView: the web view the content comes from, if any: its effective identity
     ///   decides whether the content is managed. Content of an unmanaged identity is not restricted.
+    @discardableResult
     public func copy(_ item: PasteboardItem, fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
         guard item.bytes.count <= EnvelopeFormat.maxPlaintextSize else {
             throw .itemTooLarge(size: item.bytes.count, limit: EnvelopeFormat.maxPlaintextSize)
