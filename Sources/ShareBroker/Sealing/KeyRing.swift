@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CSodium
 import Synchronization
 
@@ -251,11 +256,17 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 throw .tooLarge(size: count, limit: EnvelopeFormat.maxPlaintextSize)
             }
             plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
-                try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
-                    guard XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body,
-                                                 into: UnsafeMutableRawPointer(buffer.baseAddress)) else {
-                        throw .authenticationFailed
+                // Items this process sealed under its current prefix reuse the cached subkey.
+                let cached = box.cachedSubkey(prefix: nonce)
+                return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
+                    let out = UnsafeMutableRawPointer(buffer.baseAddress)
+                    let authentic = if let cached {
+                        XChaCha20Poly1305.open(subkey: cached, nonceTail: nonce + XChaCha20Poly1305.prefixByteCount,
+                                               aad: aad, ciphertext: body, into: out)
+                    } else {
+                        XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body, into: out)
                     }
+                    guard authentic else { throw .authenticationFailed }
                     initialized = count
                 }
             }
@@ -264,11 +275,27 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 try ChunkedSealing.open(key: key, header: aad, nonce: nonce, body: body)
             }
         }
-        guard let itemType = String(validating: envelope[header.itemTypeRange], as: UTF8.self) else {
+        guard let itemType = Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange])) else {
             plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
             throw .invalidItemType
         }
         return OpenedItem(itemType: itemType, plaintext: plaintext)
+    }
+
+    /// The item type as a `String`, or `nil` if the bytes are not valid UTF-8.
+    ///
+    /// Decoding repairs invalid UTF-8 by inserting U+FFFD where the input is invalid, so the
+    /// bytes are valid exactly when decoding gives them back unchanged. (This specializes fully;
+    /// `String(validating:as:)` does a generic metadata lookup per call on Linux.)
+    static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let typed = bytes.assumingMemoryBound(to: UInt8.self)
+        let decoded = String(decoding: typed, as: UTF8.self)
+        guard decoded.utf8.count == typed.count else { return nil }
+        let same = decoded.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard let decodedBase = utf8.baseAddress, let typedBase = typed.baseAddress else { return typed.isEmpty }
+            return memcmp(decodedBase, typedBase, typed.count) == 0
+        }
+        return (same ?? decoded.utf8.elementsEqual(typed)) ? decoded : nil
     }
 
     /// Whether `bytes` start with the envelope magic (a cheap check; nothing is authenticated).
