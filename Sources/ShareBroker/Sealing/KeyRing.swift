@@ -29,8 +29,11 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
         plaintext.removeAll()
     }
 
+    /// The type and the byte count; never the plaintext.
     public var description: String { "OpenedItem(itemType: \(itemType), \(plaintext.count) bytes)" }
+    /// Same as ``description``: the type and the byte count, never the plaintext.
     public var debugDescription: String { description }
+    /// A mirror with the type and the byte count only, so `dump` does not print the plaintext.
     public var customMirror: Mirror {
         Mirror(self, children: ["itemType": itemType, "byteCount": plaintext.count], displayStyle: .struct)
     }
@@ -323,11 +326,13 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         for box in previous { box.wipe() }
     }
 
+    /// The key ids and whether the ring is wiped; never key bytes.
     public var description: String {
         let previousIDs = previous.map { KeyIDFormat.hex($0.id) }.joined(separator: ", ")
         return "KeyRing(current: \(KeyIDFormat.hex(current.id)), previous: [\(previousIDs)]\(isWiped ? ", wiped" : ""))"
     }
 
+    /// A mirror with the key ids and the wiped flag only, so `dump` shows no key material.
     public var customMirror: Mirror {
         Mirror(self, children: ["keyIDs": keyIDs.map(KeyIDFormat.hex), "isWiped": isWiped], displayStyle: .class)
     }
