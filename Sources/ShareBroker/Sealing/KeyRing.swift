@@ -303,7 +303,13 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
 
     /// Whether `bytes` start with the envelope magic (a cheap check; nothing is authenticated).
     public static func isSealedEnvelope(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= EnvelopeFormat.magic.count && bytes.prefix(EnvelopeFormat.magic.count).elementsEqual(EnvelopeFormat.magic)
+        bytes.withUnsafeBytes { isSealedEnvelope($0) }
+    }
+
+    /// Whether the bytes in `bytes` start with the envelope magic (nothing is authenticated).
+    public static func isSealedEnvelope(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 4, let base = bytes.baseAddress else { return false }
+        return base.loadUnaligned(as: UInt32.self) == EnvelopeFormat.magicWord
     }
 
     /// The box holding key `id`, current first.
