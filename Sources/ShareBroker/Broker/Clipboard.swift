@@ -67,11 +67,13 @@ extension ShareBroker {
         switch decision.action {
         case .writeClear:
             record(write: platform.pasteboard.write([item]))
+            logger.debug("copied in the clear", metadata: ["type": .string(item.type), "bytes": .stringConvertible(item.bytes.count)])
         case .writeSealed:
             do {
                 let ring = try platform.secureServices.keyRing(for: appID)
                 let sealed = try ring.seal(item.bytes, itemType: item.type)
                 record(write: platform.pasteboard.write([PasteboardItem(type: PasteboardItem.sealedType, bytes: sealed)]))
+                logger.debug("copied sealed", metadata: ["type": .string(item.type), "keyID": .stringConvertible(ring.currentKeyID)])
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
                 decision = CopyDecision(action: .blocked, rule: .noKeys, notifiesApp: false,
@@ -81,8 +83,7 @@ extension ShareBroker {
             break
         }
         if decision.action == .blocked {
-            platform.reportSink.blockedAttempt(BlockedAttemptRecord(
-                action: "copy", target: nil, rule: decision.rule.rawValue, generation: decision.generation))
+            reportBlocked("copy", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
             if decision.notifiesApp && snapshot.isReady {
                 delegate?.copyAttemptedWhenUnauthorized(policy: snapshot.pasteboardPolicy)
             }
