@@ -5,9 +5,12 @@
 //
 //   cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
 //
-// package-benchmark 1.38.1 on Swift 6.3 needs its `MallocInterposer` trait named explicitly:
-// naming the traits replaces the package's default set, which also holds `RuntimeInterposer`,
-// a Linux 6.3-only dependency (ordo-one/swift-runtime-interposer) that has no local mirror here.
+// package-benchmark 1.38.1 (now published as ordo-one/benchmark; the old package-benchmark URL
+// still resolves but warns that the legacy identifier will go away) on Swift 6.3 needs its
+// `MallocInterposer` trait named explicitly: naming the traits replaces the package's default set,
+// which also holds `RuntimeInterposer`, a Linux 6.3-only dependency
+// (ordo-one/swift-runtime-interposer) that has no local mirror here. Without it the ARC metrics
+// (retainCount, ...) are unavailable; wall clock and the malloc metrics are not affected.
 import PackageDescription
 
 let package = Package(
@@ -15,7 +18,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "ShareBroker", path: "../"),
-        .package(url: "https://github.com/ordo-one/package-benchmark.git", from: "1.38.1",
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
                  traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -31,13 +34,13 @@ let package = Package(
             name: "ShareBrokerBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
                 "CSodiumBench",
             ],
             path: "Benchmarks/ShareBrokerBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "package-benchmark"),
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
     ]
