@@ -21,6 +21,7 @@ import platform
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,6 +121,33 @@ def cpu_counters():
     return {"busy": busy, "steal": steal, "mine": t.children_user + t.children_system, "wall": t.elapsed}
 
 
+def idle_fraction(seconds=5.0):
+    def read():
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields[:8])
+    try:
+        idle0, total0 = read()
+        time.sleep(seconds)
+        idle1, total1 = read()
+        return (idle1 - idle0) / max(1, total1 - total0)
+    except (OSError, ValueError, IndexError):
+        return 1.0
+
+
+def wait_for_quiet(limit_seconds, threshold=0.9):
+    """Waits (up to limit_seconds) until the cores are >= threshold idle over 5 s. Returns a note."""
+    start = time.monotonic()
+    while True:
+        idle = idle_fraction()
+        waited = time.monotonic() - start
+        if idle >= threshold:
+            return f"started after waiting {waited:.0f} s for the cores to be {idle:.0%} idle"
+        if waited >= limit_seconds:
+            return f"started after {waited:.0f} s without a quiet moment (cores {idle:.0%} idle)"
+        print(f"waiting for a quiet machine: cores {idle:.0%} idle", file=sys.stderr, flush=True)
+        time.sleep(10)
+
+
 def contention(before, after):
     wall = after["wall"] - before["wall"]
     if wall <= 0:
@@ -140,7 +168,7 @@ def benchmark_package_version():
     return "unknown"
 
 
-def machine_info(load_before, load_after, during):
+def machine_info(load_before, load_after, during, quiet):
     swift = command_output(["swift", "--version"]).splitlines()
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -153,6 +181,7 @@ def machine_info(load_before, load_after, during):
         "load_before": load_before,
         "load_after": load_after,
         "during": during,
+        "quiet": quiet,
         "commit": command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]) or "unknown",
         "dirty": bool(command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])),
     }
@@ -425,7 +454,8 @@ def render(rows, machine, stacks):
     L.append(f"* Load average (1/5/15 min) before the run: {machine['load_before']}; after: {machine['load_after']}. "
              "The machine is shared: a load above nproc means other work competed for the cores, which "
              "shows first in p99.")
-    L.append(f"* During the timed run (build included): {machine.get('during', 'not recorded')}.")
+    L.append(f"* During the timed run (build included): {machine.get('during', 'not recorded')}; "
+             f"{machine.get('quiet', 'started at once')}.")
     L.append("")
     L.append("## How it is measured")
     L.append("")
@@ -454,6 +484,8 @@ def main():
     ap.add_argument("--filter", help="only run benchmarks matching this regex (package-benchmark --filter)")
     ap.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="report path (default docs/PERFORMANCE.md)")
     ap.add_argument("--check", action="store_true", help="exit 1 if any goal is not met")
+    ap.add_argument("--wait-quiet", type=float, default=0, metavar="SECONDS",
+                    help="first wait up to SECONDS for the cores to be >= 90%% idle (the machine is shared)")
     args = ap.parse_args()
 
     goals = json.loads(GOALS_FILE.read_text())["benchmarks"]
@@ -461,6 +493,7 @@ def main():
     machine_file = results / "machine.json"
 
     if not args.skip_run:
+        quiet = wait_for_quiet(args.wait_quiet) if args.wait_quiet > 0 else "started at once"
         load_before = load_average()
         counters = cpu_counters()
         run_benchmarks(results, args.filter)
@@ -471,7 +504,7 @@ def main():
                 names = [n for n in names if re.search(args.filter, n)]
             if names:
                 run_allocation_stacks(results, names)
-        machine = machine_info(load_before, load_average(), during)
+        machine = machine_info(load_before, load_average(), during, quiet)
         machine_file.write_text(json.dumps(machine, indent=2))
     else:
         if not machine_file.exists():
