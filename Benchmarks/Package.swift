@@ -17,6 +17,8 @@ let package = Package(
     name: "ShareBrokerBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
+        // `name:` pins the identity: a path dependency is otherwise named after its folder
+        // (wt-bench, main, whatever a CI clone is called).
         .package(name: "ShareBroker", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
                  traits: ["MallocInterposer"]),
