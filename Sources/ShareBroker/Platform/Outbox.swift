@@ -12,6 +12,13 @@ public struct HandedOverFile: Sendable, Hashable {
     public var path: String
     /// The file name the receiving app sees.
     public var name: String
+
+    /// Creates a description of a handed-over file: for ``Outbox`` implementations outside the
+    /// library (a host's real hand-over, a benchmark's discarding outbox).
+    public init(path: String, name: String) {
+        self.path = path
+        self.name = name
+    }
 }
 
 /// Why a hand-over could not be written.
