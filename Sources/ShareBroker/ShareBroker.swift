@@ -29,7 +29,9 @@ public final class ShareBroker: Sendable {
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
     let pasteboardWrites = PasteboardWriteLog()
-    private let baseLogger: Logger
+    /// One logger per policy log level, made once: setting the level on a copy per call would
+    /// copy swift-log's handler box (an allocation) on every logged decision.
+    private let loggers: [Logger]
 
     /// Creates the library for `appID`; it is not started and not ready.
     ///
@@ -51,7 +53,11 @@ public final class ShareBroker: Sendable {
         self.wipeJournal = wipeJournal
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
-        self.baseLogger = logger
+        self.loggers = LogLevel.allCases.map { level in
+            var copy = logger
+            copy.logLevel = level.loggerLevel
+            return copy
+        }
     }
 
     /// What the library itself holds, erased by every retire after the app's registered erasers:
@@ -102,9 +108,8 @@ public final class ShareBroker: Sendable {
 
     /// The library's logger, at the level the policy sets. It never logs payloads or keys.
     var logger: Logger {
-        var logger = baseLogger
-        logger.logLevel = store.snapshot.logLevel.loggerLevel
-        return logger
+        let level = Int(store.snapshot.logLevel.rawValue)
+        return loggers.indices.contains(level) ? loggers[level] : loggers[loggers.count - 1]
     }
 }
 

@@ -47,7 +47,10 @@ public protocol Outbox: Sendable {
 extension Outbox {
     /// Rejects names that could escape the outbox folder or that no file system accepts.
     static func validate(name: String) throws(OutboxError) {
-        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.contains("\0") {
+        // Byte-level checks: Foundation's String.contains would allocate on this hot path.
+        let utf8 = name.utf8
+        if utf8.isEmpty || name == "." || name == ".."
+            || utf8.contains(UInt8(ascii: "/")) || utf8.contains(0) {
             throw .invalidName
         }
     }
