@@ -2,7 +2,7 @@
 /// describes it byte by byte.
 ///
 /// ```
-/// header (88 bytes) || frame 0 || frame 1 || ... || frame n-1      n = max(1, ceil(P / C))
+/// header (88 bytes) || frame 0 || frame 1 || ... || frame n-1      n = floor(P / C) + 1
 /// header  = magic "\x89SBF" | version 1 | 3 reserved zero bytes | chunk size C (u32)
 ///           | key id (u32) | file id (32 random bytes) | plaintext length P (u64)
 ///           | header MAC (32 bytes, BLAKE2b-256 keyed with the file's header key over bytes 0..<56)
@@ -12,6 +12,8 @@
 /// Integers are big-endian. Every chunk is sealed as its own one-message
 /// `crypto_secretstream_xchacha20poly1305` stream under the file's chunk key, with associated
 /// data `header[0..<48] || i (u32)` and tag `FINAL` on the last chunk, `MESSAGE` on the others.
+/// Every chunk but the last holds exactly `C` bytes; the last holds `P mod C` (possibly none),
+/// so a writer seals each full chunk as soon as it has it.
 public enum SecureFileFormat {
     /// The first four bytes of every secure file: `0x89 'S' 'B' 'F'` (not valid UTF-8, so no
     /// text file starts with it).
@@ -52,21 +54,22 @@ public enum SecureFileFormat {
     /// Length of a chunk's associated data: the bound header and the 4-byte index.
     static let chunkAADLength = boundHeaderLength + 4
 
-    /// The number of chunks a plaintext of `plaintextLength` bytes is split into (at least one:
-    /// an empty file has one empty FINAL chunk).
+    /// The number of chunks a plaintext of `plaintextLength` bytes is split into:
+    /// `floor(P / C) + 1`. Full chunks, then a FINAL chunk of the remaining `P mod C` bytes
+    /// (empty when `C` divides `P`, and for an empty file).
     public static func chunkCount(plaintextLength: Int, chunkSize: Int = defaultChunkSize) -> Int {
-        max(1, (plaintextLength + chunkSize - 1) / chunkSize)
+        plaintextLength / chunkSize + 1
     }
 
     /// The size on disk of a secure file of `plaintextLength` plaintext bytes:
-    /// `88 + P + 45 n`.
+    /// `88 + P + 45 n`, with `n` from ``chunkCount(plaintextLength:chunkSize:)``.
     public static func fileSize(plaintextLength: Int, chunkSize: Int = defaultChunkSize) -> Int {
         headerLength + plaintextLength + frameOverhead * chunkCount(plaintextLength: plaintextLength, chunkSize: chunkSize)
     }
 
     /// The largest plaintext the format can hold with `chunkSize`-byte chunks.
     public static func maximumPlaintextLength(chunkSize: Int = defaultChunkSize) -> Int {
-        maximumChunkCount * chunkSize
+        (maximumChunkCount - 1) * chunkSize
     }
 
     /// Whether `size` is a chunk size readers accept: a power of two from

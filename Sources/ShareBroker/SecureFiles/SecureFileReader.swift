@@ -219,7 +219,7 @@ public final class SecureFileReader {
 
     /// Plaintext length of chunk `index`.
     private func chunkLength(_ index: Int) -> Int {
-        index == chunkCount - 1 ? size - index * chunkSize : chunkSize
+        index == chunkCount - 1 ? size - index * chunkSize : chunkSize // the last: P mod C
     }
 
     private func dropCache() {

@@ -40,8 +40,8 @@ public final class SecureFileWriter {
     private var header: [UInt8]
     /// A chunk's associated data: `header[0..<48] || index (u32)`.
     private var aad: [UInt8]
-    /// Plaintext waiting to be sealed (`chunkSize` bytes): the last chunk is sealed only once
-    /// more data arrives (MESSAGE) or at close (FINAL).
+    /// Plaintext of the chunk being filled (`chunkSize` bytes): sealed (MESSAGE) when full,
+    /// or at close (FINAL, 0 to `chunkSize - 1` bytes).
     private let pending: UnsafeMutableRawPointer
     private var pendingCount = 0
     /// One frame of output (`chunkSize + frameOverhead` bytes).
@@ -130,14 +130,8 @@ public final class SecureFileWriter {
             guard var input = bytes.baseAddress else { return }
             var remaining = bytes.count
             while remaining > 0 {
-                if pendingCount == chunkSize {
-                    // More data follows, so the pending chunk is not the last.
-                    try sealAndWrite(UnsafeRawBufferPointer(start: pending, count: chunkSize), isFinal: false)
-                    SecureMemory.zero(pending, byteCount: chunkSize)
-                    pendingCount = 0
-                }
-                if pendingCount == 0 && remaining > chunkSize {
-                    // A whole chunk with more after it: seal it straight from the caller's bytes.
+                if pendingCount == 0 && remaining >= chunkSize {
+                    // A whole chunk: seal it straight from the caller's bytes, no copy.
                     try sealAndWrite(UnsafeRawBufferPointer(start: input, count: chunkSize), isFinal: false)
                     input += chunkSize
                     remaining -= chunkSize
@@ -148,6 +142,11 @@ public final class SecureFileWriter {
                 pendingCount += take
                 input += take
                 remaining -= take
+                if pendingCount == chunkSize {
+                    try sealAndWrite(UnsafeRawBufferPointer(start: pending, count: chunkSize), isFinal: false)
+                    SecureMemory.zero(pending, byteCount: chunkSize)
+                    pendingCount = 0
+                }
             }
             bytesWritten = total
         } catch {

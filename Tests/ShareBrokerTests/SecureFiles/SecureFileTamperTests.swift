@@ -93,6 +93,64 @@ struct SecureFileTamperTests {
         #expect(SecureFileError.truncated(expectedSize: 1, actualSize: 0).code == .badKeyOrCorruptData)
     }
 
+    @Test("when the chunk size divides the length, the empty FINAL chunk is still required")
+    func emptyFinalChunk() throws {
+        let folder = SecureFileScratchFolder()
+        let store = SecureFileFixture.store(folder, ring: try KeyRing.generate(), chunkSize: Self.chunk)
+        try store.write(SecureFileFixture.bytes(4 * Self.chunk), to: "f")
+        var raw = folder.raw("f")
+        #expect(raw.count == SecureFileFixture.frameOffset(4, chunkSize: Self.chunk) + SecureFileFormat.frameOverhead)
+        raw.removeLast(SecureFileFormat.frameOverhead)
+        try folder.overwrite("f", with: raw)
+        #expect(throws: SecureFileError.truncated(expectedSize: raw.count + SecureFileFormat.frameOverhead,
+                                                  actualSize: raw.count)) { try store.open("f") }
+    }
+
+    @Test("an authentic chunk with the wrong tag for its place (forged with the file key) is CorruptChunk")
+    func wrongTags() throws {
+        let folder = SecureFileScratchFolder()
+        let ring = try KeyRing.generate()
+        let store = SecureFileFixture.store(folder, ring: ring, chunkSize: Self.chunk)
+        // Two chunks, tagged as given, under a correct header: what only a key holder could make.
+        func forge(_ tags: [Bool]) throws -> [UInt8] {
+            var header = [UInt8](repeating: 0, count: SecureFileFormat.headerLength)
+            header.replaceSubrange(0..<4, with: SecureFileFormat.magic)
+            header[4] = 1
+            header.replaceSubrange(8..<12, with: [0, 0, 1, 0]) // 256
+            let id = ring.currentKeyID
+            header.replaceSubrange(12..<16, with: [UInt8(id >> 24), UInt8(truncatingIfNeeded: id >> 16),
+                                                    UInt8(truncatingIfNeeded: id >> 8), UInt8(truncatingIfNeeded: id)])
+            header.replaceSubrange(16..<48, with: SealingFixture.random(32))
+            let plaintextLength = Self.chunk + 10
+            header.replaceSubrange(48..<56, with: (0..<8).map { UInt8(truncatingIfNeeded: plaintextLength >> (56 - 8 * $0)) })
+            let key = try header.withUnsafeBytes { try ring.secureFileKey(forWritingFileID: $0.baseAddress! + 16) }
+            header.withUnsafeMutableBytes { raw in
+                key.headerMAC(UnsafeRawBufferPointer(rebasing: raw[0..<56]), into: raw.baseAddress! + 56)
+            }
+            var file = header
+            for (index, isFinal) in tags.enumerated() {
+                let plaintext = SecureFileFixture.bytes(index == 0 ? Self.chunk : 10, seed: UInt32(index))
+                let aad = Array(header[0..<48]) + [0, 0, 0, UInt8(index)]
+                var sealed = [UInt8](repeating: 0, count: plaintext.count + SecureFileKey.chunkOverhead)
+                _ = aad.withUnsafeBytes { aad in
+                    plaintext.withUnsafeBytes { plaintext in
+                        sealed.withUnsafeMutableBytes { out in
+                            key.sealChunk(aad: aad, plaintext: plaintext, isFinal: isFinal, into: out.baseAddress!)
+                        }
+                    }
+                }
+                file += [0, 0, 0, UInt8(index)] + sealed
+            }
+            return file
+        }
+        try folder.overwrite("f", with: try forge([false, true]))
+        #expect(try store.read("f").count == Self.chunk + 10) // the forgery is well-formed
+        try folder.overwrite("f", with: try forge([false, false]))
+        #expect(throws: SecureFileError.corruptChunk(index: 1)) { try store.read("f") }
+        try folder.overwrite("f", with: try forge([true, true]))
+        #expect(throws: SecureFileError.corruptChunk(index: 0)) { try store.read("f") }
+    }
+
     @Test("appended bytes are TrailingData at open")
     func trailing() throws {
         let s = try Setup()
