@@ -241,6 +241,11 @@ public final class SecureFileReader {
     /// bytes). Nothing is written to `out` unless the chunk is authentic, in place and
     /// correctly tagged.
     private func decryptChunk(_ index: Int, into out: UnsafeMutableRawPointer) throws(SecureFileError) {
+        if key.isRevoked { // a wipe during a long read stops it at the next chunk
+            dropCache()
+            key.zero()
+            throw .noKeys(.wiped)
+        }
         if out == scratch { cachedIndex = -1 }
         let length = chunkLength(index)
         let frameLength = length + SecureFileFormat.frameOverhead

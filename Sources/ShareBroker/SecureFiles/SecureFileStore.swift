@@ -36,6 +36,10 @@ import Darwin
 /// 0600), fsynced, renamed over the target and the folder fsynced: readers see the old file or
 /// the new one, never a mix, and a write that fails or is abandoned leaves the old one intact.
 ///
+/// **Retire.** A retire zeroes the keys this process holds, but the group key lives on with the
+/// custodian for the group's other apps. Register ``directory`` with the app's
+/// ``SensitiveDataRegistry`` so that a retire also erases the files.
+///
 /// A store is immutable and may be shared between threads; its readers and writers are not.
 public final class SecureFileStore: Sendable {
     /// The default cap on a file's plaintext size (64 GiB).

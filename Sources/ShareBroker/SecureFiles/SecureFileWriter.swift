@@ -213,6 +213,10 @@ public final class SecureFileWriter {
 
     /// Seals `plaintext` as the next chunk into ``frame`` and appends the frame to the file.
     private func sealAndWrite(_ plaintext: UnsafeRawBufferPointer, isFinal: Bool) throws(SecureFileError) {
+        if key.isRevoked { // a wipe during a long write stops it at the next chunk
+            key.zero()
+            throw .noKeys(.wiped)
+        }
         let index = UInt32(truncatingIfNeeded: chunkIndex)
         BigEndianBytes.store32(index, at: frame)
         let sealed = aad.withUnsafeMutableBytes { aad -> Int in
