@@ -41,14 +41,17 @@ public final class ShareBroker: Sendable {
     ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
     ///     survives restarts. Production apps should give one: without it a crash during a
     ///     retire leaves the rest of the sensitive data in place.
+    ///   - logger: the library's logger (default: label `sharebroker` through the process's
+    ///     swift-log back end). The policy's log level governs it; it never carries payloads,
+    ///     document contents or keys, at any level.
     public init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps = DeviceApps(),
-                platform: Platform, wipeJournal: WipeJournal? = nil) {
+                platform: Platform, wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
         self.appID = appID
         self.platform = platform
         self.wipeJournal = wipeJournal
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
-        self.baseLogger = Logger(label: "sharebroker")
+        self.baseLogger = logger
     }
 
     /// What the library itself holds, erased by every retire after the app's registered erasers:
@@ -88,6 +91,14 @@ public final class ShareBroker: Sendable {
 
     /// The snapshot in force, ready or not. Decisions use this; apps should use ``policy()``.
     public var currentSnapshot: PolicySnapshot { store.snapshot }
+
+    /// Asks the platform to show `message` to the user (AppConnect's `displayMessage:`): a
+    /// development aid for apps that cannot yet show the authorization message themselves.
+    /// Production apps show the message they receive in ``ShareBrokerDelegate/authStateChanged(to:message:)``.
+    @discardableResult
+    public func displayMessage(_ message: String) -> Bool {
+        platform.messagePresenter.display(message)
+    }
 
     /// The library's logger, at the level the policy sets. It never logs payloads or keys.
     var logger: Logger {

@@ -83,6 +83,11 @@ extension ShareBroker {
 
     private func install(_ next: PolicySnapshot, replacing old: PolicySnapshot) -> UpdateOutcome {
         store.install(next)
+        logger.notice("policy installed", metadata: [
+            "generation": .stringConvertible(next.generation), "auth": .stringConvertible(next.authState.rawValue),
+            "openIn": .stringConvertible(next.openInPolicy.rawValue),
+            "pasteboard": .stringConvertible(next.pasteboardPolicy.rawValue),
+            "secureServices": .stringConvertible(next.secureServices.rawValue)])
         let delegate = self.delegate
         guard let delegate else { return UpdateOutcome(generation: next.generation) }
         if !old.isReady && next.isReady {
