@@ -15,6 +15,8 @@
 //    one reused 64 KiB input buffer and one reused output buffer, the same folder, the same
 //    durability. Medians of `rounds` (default 7), alternating which side goes first. Also the
 //    raw secretstream with no I/O, for scale. Goal: ratio (ours / raw throughput) >= 0.9.
+//    `ratioToRaw` divides the medians; `pairedRatioToRaw` is the median of each round's ratio
+//    (ours and raw ran back to back), which resists load that drifts on a shared machine.
 //
 // Prints one JSON object. Build in release: debug builds are much slower.
 
@@ -301,6 +303,10 @@ final class Probe {
         let mib = Double(total) / Double(1 << 20)
         func rate(_ times: [Double]) -> Double { (mib / median(times) * 10).rounded() / 10 }
         func ratio(_ ours: [Double], _ raw: [Double]) -> Double { (median(raw) / median(ours) * 1000).rounded() / 1000 }
+        /// The median of each round's own ratio: load that drifts between rounds cancels out.
+        func pairedRatio(_ ours: [Double], _ raw: [Double]) -> Double {
+            (median(zip(ours, raw).map { $1 / $0 }) * 1000).rounded() / 1000
+        }
         let kib = 1024
         return """
         {"fileMiB": \(mebibytes), "chunkBytes": \(chunk), "rounds": \(rounds), "folder": "\(folder)", \
@@ -314,6 +320,8 @@ final class Probe {
         "oursRead": \(rate(oursReadTimes)), "rawSecretstreamRead": \(rate(rawReadTimes)), \
         "rawSecretstreamNoIO": \(rate(memoryTimes))}, \
         "ratioToRaw": {"write": \(ratio(oursWriteTimes, rawWriteTimes)), "read": \(ratio(oursReadTimes, rawReadTimes))}, \
+        "pairedRatioToRaw": {"write": \(pairedRatio(oursWriteTimes, rawWriteTimes)), \
+        "read": \(pairedRatio(oursReadTimes, rawReadTimes))}, \
         "ratioGoal": 0.9}
         """
     }
