@@ -29,6 +29,8 @@ public final class ShareBroker: Sendable {
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
     let pasteboardWrites = PasteboardWriteLog()
+    /// The folders of the secure file stores this broker handed out; a retire erases them.
+    let secureFileDirectories = Mutex<[String]>([])
     /// One logger per policy log level, made once: setting the level on a copy per call would
     /// copy swift-log's handler box (an allocation) on every logged decision.
     private let loggers: [Logger]
@@ -61,11 +63,13 @@ public final class ShareBroker: Sendable {
     }
 
     /// What the library itself holds, erased by every retire after the app's registered erasers:
-    /// key material, and the app's items on the general pasteboard. Their step names start with
+    /// key material, the app's items on the general pasteboard, and the folders of its secure
+    /// file stores. Their step names start with
     /// `sharebroker.`.
     var builtInErasers: [any SensitiveDataEraser] {
         [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID),
-         PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites)]
+         PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites),
+         SecureFilesEraser(directories: secureFileDirectories.withLock { $0 })]
     }
 
     /// Starts the library. It becomes ready when the first policy arrives (``apply(_:)``).

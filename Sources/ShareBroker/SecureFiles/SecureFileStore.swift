@@ -337,8 +337,13 @@ extension ShareBroker {
     /// - Parameters:
     ///   - directory: the folder for the files (created, mode 0700, on the first write).
     ///   - maximumFileSize: the cap on a file's plaintext size.
+    ///
+    /// The folder is remembered: a retire erases everything in it (wipe step
+    /// `sharebroker.secure-files`). Open the stores before ``start(delegate:)`` so that a retire
+    /// interrupted by a crash is finished over these folders too.
     public func secureFiles(directory: String,
                             maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) -> SecureFileStore {
-        SecureFileStore(broker: self, directory: directory, maximumFileSize: maximumFileSize)
+        secureFileDirectories.withLock { if !$0.contains(directory) { $0.append(directory) } }
+        return SecureFileStore(broker: self, directory: directory, maximumFileSize: maximumFileSize)
     }
 }
