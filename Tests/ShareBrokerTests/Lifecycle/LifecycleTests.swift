@@ -125,7 +125,7 @@ struct LifecycleTests {
         #expect(outcome.changes == [.auth])
         #expect(outcome.acknowledgments.map(\.kind) == [.auth])
         #expect(keys.erased)
-        #expect(fixture.sink.wipeReports == [WipeReport(erased: ["keys", "sharebroker.keys", "sharebroker.pasteboard"],
+        #expect(fixture.sink.wipeReports == [WipeReport(erased: ["keys", "sharebroker.keys", "sharebroker.pasteboard", "sharebroker.secure-files"],
                                                         failed: ["files": "Refused()"])])
         let p = try fixture.broker.policy()
         #expect(p.authState == .retired)
