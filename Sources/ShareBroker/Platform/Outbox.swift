@@ -90,18 +90,9 @@ public final class FolderOutbox: Outbox {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .writeFailed(path: path, errno: errno) }
         defer { close(fd) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                unlink(path)
-                throw .writeFailed(path: path, errno: code)
-            }
-            written += n
+        if let code = writeAll(fd, bytes) {
+            unlink(path)
+            throw .writeFailed(path: path, errno: code)
         }
         return HandedOverFile(path: path, name: name)
     }
