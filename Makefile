@@ -25,7 +25,7 @@ test: deps
 	$(SWIFT) test
 
 bench: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+	python3 scripts/performance-report.py --wait-quiet 300
 
 clean:
-	rm -rf .build Benchmarks/.build .build-*
+	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results

@@ -126,6 +126,13 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // Peak memory and throughput of secure files against raw secretstream, for the benchmark
+        // report: `swift build -c release --product securefile-memprobe`.
+        .executableTarget(
+            name: "securefile-memprobe",
+            dependencies: ["ShareBroker", "CSodium"],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(
             name: "ShareBrokerTests",
             dependencies: [

@@ -29,7 +29,11 @@ public final class ShareBroker: Sendable {
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
     let pasteboardWrites = PasteboardWriteLog()
-    private let baseLogger: Logger
+    /// The folders of the secure file stores this broker handed out; a retire erases them.
+    let secureFileDirectories = Mutex<[String]>([])
+    /// One logger per policy log level, made once: setting the level on a copy per call would
+    /// copy swift-log's handler box (an allocation) on every logged decision.
+    private let loggers: [Logger]
 
     /// Creates the library for `appID`; it is not started and not ready.
     ///
@@ -41,22 +45,31 @@ public final class ShareBroker: Sendable {
     ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
     ///     survives restarts. Production apps should give one: without it a crash during a
     ///     retire leaves the rest of the sensitive data in place.
+    ///   - logger: the library's logger (default: label `sharebroker` through the process's
+    ///     swift-log back end). The policy's log level governs it; it never carries payloads,
+    ///     document contents or keys, at any level.
     public init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps = DeviceApps(),
-                platform: Platform, wipeJournal: WipeJournal? = nil) {
+                platform: Platform, wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
         self.appID = appID
         self.platform = platform
         self.wipeJournal = wipeJournal
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
-        self.baseLogger = Logger(label: "sharebroker")
+        self.loggers = LogLevel.allCases.map { level in
+            var copy = logger
+            copy.logLevel = level.loggerLevel
+            return copy
+        }
     }
 
     /// What the library itself holds, erased by every retire after the app's registered erasers:
-    /// key material, and the app's items on the general pasteboard. Their step names start with
+    /// key material, the app's items on the general pasteboard, and the folders of its secure
+    /// file stores. Their step names start with
     /// `sharebroker.`.
     var builtInErasers: [any SensitiveDataEraser] {
         [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID),
-         PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites)]
+         PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites),
+         SecureFilesEraser(directories: secureFileDirectories.withLock { $0 })]
     }
 
     /// Starts the library. It becomes ready when the first policy arrives (``apply(_:)``).
@@ -89,11 +102,18 @@ public final class ShareBroker: Sendable {
     /// The snapshot in force, ready or not. Decisions use this; apps should use ``policy()``.
     public var currentSnapshot: PolicySnapshot { store.snapshot }
 
+    /// Asks the platform to show `message` to the user (AppConnect's `displayMessage:`): a
+    /// development aid for apps that cannot yet show the authorization message themselves.
+    /// Production apps show the message they receive in ``ShareBrokerDelegate/authStateChanged(to:message:)``.
+    @discardableResult
+    public func displayMessage(_ message: String) -> Bool {
+        platform.messagePresenter.display(message)
+    }
+
     /// The library's logger, at the level the policy sets. It never logs payloads or keys.
     var logger: Logger {
-        var logger = baseLogger
-        logger.logLevel = store.snapshot.logLevel.loggerLevel
-        return logger
+        let level = Int(store.snapshot.logLevel.rawValue)
+        return loggers.indices.contains(level) ? loggers[level] : loggers[loggers.count - 1]
     }
 }
 

@@ -48,6 +48,27 @@ public enum Demo {
              line: #"{"op":"device","app":{"id":"org.example.sheets","appConnect":true,"authorized":true}}"#),
         Step(section: "schemes", action: "sheets://import?data=... (handler now whitelisted)",
              line: #"{"op":"openURL","url":"sheets://import?data=quarterly"}"#),
+        Step(section: "clipboard", action: "server: pasteboard authorized",
+             line: #"{"op":"policy","pasteboard":"authorized"}"#),
+        Step(section: "clipboard", action: "copy \"secret plan\"", line: #"{"op":"copy","text":"secret plan"}"#),
+        Step(section: "clipboard", action: "non-managed org.example.photos pastes",
+             line: #"{"op":"paste","as":"org.example.photos"}"#),
+        Step(section: "clipboard", action: "server: pasteboard SecureCopy",
+             line: #"{"op":"policy","pasteboard":"secureCopy"}"#),
+        Step(section: "clipboard", action: "copy \"secret plan\"", line: #"{"op":"copy","text":"secret plan"}"#),
+        Step(section: "clipboard", action: "what any app sees on the pasteboard", line: #"{"op":"pasteboardRaw"}"#),
+        Step(section: "clipboard", action: "managed com.acme.viewer pastes", line: #"{"op":"paste","as":"com.acme.viewer"}"#),
+        Step(section: "clipboard", action: "non-managed org.example.photos pastes",
+             line: #"{"op":"paste","as":"org.example.photos"}"#),
+        Step(section: "clipboard", action: "secure services go down", line: #"{"op":"device","secureServices":"unavailable"}"#),
+        Step(section: "clipboard", action: "copy \"secret plan\" without secure services",
+             line: #"{"op":"copy","text":"secret plan"}"#),
+        Step(section: "clipboard", action: "secure services come back", line: #"{"op":"device","secureServices":"available"}"#),
+        Step(section: "clipboard", action: "server: pasteboard unauthorized",
+             line: #"{"op":"policy","pasteboard":"unauthorized"}"#),
+        Step(section: "clipboard", action: "copy \"secret plan\"", line: #"{"op":"copy","text":"secret plan"}"#),
+        Step(section: "clipboard", action: "server: pasteboard SecureCopy again",
+             line: #"{"op":"policy","pasteboard":"secureCopy"}"#),
         Step(section: "web views", action: "server: managed browser required for external links",
              line: #"{"op":"policy","managedBrowserRequired":true}"#),
         Step(section: "web views", action: "web view A (EULA) with no policy: takes the managed identity",
@@ -63,6 +84,10 @@ public enum Demo {
              line: #"{"op":"navigate","view":"E","url":"https://docs.acme.com/u/42/report"}"#),
         Step(section: "web views", action: "E follows a link to an outside site",
              line: #"{"op":"navigate","view":"E","url":"https://search.example.org/?q=q3"}"#),
+        Step(section: "web views", action: "copy from web view B (unmanaged) under SecureCopy",
+             line: #"{"op":"copy","text":"help page text","from":"B"}"#),
+        Step(section: "web views", action: "copy from web view E (managed) under SecureCopy",
+             line: #"{"op":"copy","text":"user document","from":"E"}"#),
         Step(section: "web views", action: "the user switches to a personal account",
              line: #"{"op":"identity","user":"unmanaged"}"#),
         Step(section: "web views", action: "E follows the same outside link, now unmanaged",
@@ -74,6 +99,7 @@ public enum Demo {
              line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer"}"#),
         Step(section: "unauthorized", action: "print", line: #"{"op":"print"}"#),
         Step(section: "retire", action: "server: retire", line: #"{"op":"policy","auth":"retired","authMessage":"Retired by admin"}"#),
+        Step(section: "retire", action: "what any app sees on the pasteboard after retire", line: #"{"op":"pasteboardRaw"}"#),
         Step(section: "retire", action: "Open In to com.acme.viewer after retire",
              line: #"{"op":"openIn","document":"Q3 report.pdf","content":"quarterly numbers","target":"com.acme.viewer"}"#),
     ]
@@ -105,6 +131,17 @@ public enum Demo {
         if case .bool(let ready)? = json["ready"] { parts.append(ready ? "ready" : "started, not ready") }
         if case .string(let effective)? = json["effective"] { parts.append("effective: \(effective)") }
         if case .string(let identity)? = json["identity"] { parts.append("identity: \(identity)") }
+        if let text = json["text"] {
+            if case .string(let t) = text { parts.append("reads \"\(t)\"") } else { parts.append("reads nothing") }
+        }
+        if case .array(let items)? = json["items"] {
+            let shown = items.map { item -> String in
+                let type = item["type"].flatMap { if case .string(let t) = $0 { t } else { nil } } ?? "?"
+                let bytes = item["bytesBase64"].flatMap { if case .string(let b) = $0 { b } else { nil } } ?? ""
+                return "\(type) \(bytes.prefix(16))…"
+            }
+            parts.append(shown.isEmpty ? "empty" : shown.joined(separator: ", "))
+        }
         return parts.isEmpty ? "-" : parts.joined(separator: "; ")
     }
 

@@ -45,6 +45,7 @@ extension ShareBroker {
     ///
     /// - Parameter webView: the web view the content comes from, if any: its effective identity
     ///   decides whether the content is managed. Content of an unmanaged identity is not restricted.
+    @discardableResult
     public func copy(_ item: PasteboardItem, fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
         guard item.bytes.count <= EnvelopeFormat.maxPlaintextSize else {
             throw .itemTooLarge(size: item.bytes.count, limit: EnvelopeFormat.maxPlaintextSize)
@@ -66,11 +67,13 @@ extension ShareBroker {
         switch decision.action {
         case .writeClear:
             record(write: platform.pasteboard.write([item]))
+            logger.debug("copied in the clear", metadata: ["type": .string(item.type), "bytes": .stringConvertible(item.bytes.count)])
         case .writeSealed:
             do {
                 let ring = try platform.secureServices.keyRing(for: appID)
                 let sealed = try ring.seal(item.bytes, itemType: item.type)
                 record(write: platform.pasteboard.write([PasteboardItem(type: PasteboardItem.sealedType, bytes: sealed)]))
+                logger.debug("copied sealed", metadata: ["type": .string(item.type), "keyID": .stringConvertible(ring.currentKeyID)])
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
                 decision = CopyDecision(action: .blocked, rule: .noKeys, notifiesApp: false,
@@ -80,8 +83,7 @@ extension ShareBroker {
             break
         }
         if decision.action == .blocked {
-            platform.reportSink.blockedAttempt(BlockedAttemptRecord(
-                action: "copy", target: nil, rule: decision.rule.rawValue, generation: decision.generation))
+            reportBlocked("copy", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
             if decision.notifiesApp && snapshot.isReady {
                 delegate?.copyAttemptedWhenUnauthorized(policy: snapshot.pasteboardPolicy)
             }

@@ -7,22 +7,37 @@ public enum DummyFile {
     /// The extension of every dummy; no app opens it.
     public static let fileExtension = "sbwithheld"
 
-    /// A fresh mangled name.
+    private static let prefix: StaticString = "withheld-"
+    private static let hexDigits: StaticString = "0123456789abcdef"
+
+    /// A fresh mangled name: one 128-bit random value in hex. Builds the name in place (one allocation).
     public static func mangledName() -> String {
         var rng = SystemRandomNumberGenerator()
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var name = [UInt8]("withheld-".utf8)
-        name.reserveCapacity(9 + 32 + 1 + fileExtension.utf8.count)
-        for _ in 0..<2 {
-            var word = rng.next() as UInt64
-            for _ in 0..<16 {
-                name.append(hex[Int(word & 0xF)])
-                word >>= 4
+        let random = (rng.next() as UInt64, rng.next() as UInt64)
+        let ext = fileExtension.utf8
+        let length = prefix.utf8CodeUnitCount + 32 + 1 + ext.count
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var at = 0
+            prefix.withUTF8Buffer { p in
+                for byte in p { buffer[at] = byte; at += 1 }
             }
+            hexDigits.withUTF8Buffer { hex in
+                func put(_ value: UInt64) {
+                    var word = value
+                    for _ in 0..<16 {
+                        buffer[at] = hex[Int(word & 0xF)]
+                        word >>= 4
+                        at += 1
+                    }
+                }
+                put(random.0)
+                put(random.1)
+            }
+            buffer[at] = UInt8(ascii: ".")
+            at += 1
+            for byte in ext { buffer[at] = byte; at += 1 }
+            return at
         }
-        name.append(UInt8(ascii: "."))
-        name.append(contentsOf: fileExtension.utf8)
-        return String(decoding: name, as: UTF8.self)
     }
 
     /// The dummy's content: always empty.

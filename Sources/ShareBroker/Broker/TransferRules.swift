@@ -36,7 +36,7 @@ public enum TransferRules {
             if channel == .activitySheet {
                 return Decision(allowed: false, rule: .activitySheetUnderWhitelist, generation: policy.generation)
             }
-            if target == WellKnownApp.nativeMail || target == WellKnownApp.mailActivity {
+            if WellKnownApp.isNativeMail(target) {
                 return policy.whitelistAllowsNativeMail
                     ? Decision(allowed: true, rule: .nativeMailWhitelisted, generation: policy.generation)
                     : Decision(allowed: false, rule: .nativeMailNotWhitelisted, generation: policy.generation)

@@ -131,8 +131,15 @@ extension ShareBroker {
     }
 
     private func blocked(_ action: String, target: String?, decision: Decision, snapshot: PolicySnapshot) {
+        reportBlocked(action, target: target, rule: decision.rule.rawValue, generation: snapshot.generation)
+    }
+
+    /// Reports a refused transfer to the server's audit sink and the log: the action, the target
+    /// and the rule, never the content.
+    func reportBlocked(_ action: String, target: String?, rule: String, generation: UInt64) {
         platform.reportSink.blockedAttempt(BlockedAttemptRecord(
-            action: action, target: target, rule: decision.rule.rawValue, generation: snapshot.generation))
-        logger.info("blocked \(action): \(decision.rule.rawValue)")
+            action: action, target: target, rule: rule, generation: generation))
+        logger.info("blocked \(action)", metadata: [
+            "target": .string(target ?? "-"), "rule": .string(rule), "generation": .stringConvertible(generation)])
     }
 }

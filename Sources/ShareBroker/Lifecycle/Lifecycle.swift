@@ -40,34 +40,24 @@ extension ShareBroker {
     /// and the app is told when it changed.
     @discardableResult
     public func updateDevice(_ app: DeviceApp) throws(ShareBrokerError) -> UpdateOutcome {
-        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
-            guard state.started else { throw .notStarted }
-            let old = store.snapshot
+        try swap { old in
             var device = old.device
             device.upsert(app)
-            return install(old.with(device: device), replacing: old)
+            return old.with(device: device)
         }
     }
 
     /// Secure services became available or unavailable (the key custodian reports it).
     @discardableResult
     public func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {
-        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
-            guard state.started else { throw .notStarted }
-            let old = store.snapshot
-            return install(old.with(secureServices: availability), replacing: old)
-        }
+        try swap { $0.with(secureServices: availability) }
     }
 
     /// The app switched accounts: content from now on is managed or unmanaged. Decisions made
     /// after this call use the new identity. No callback, no acknowledgment.
     @discardableResult
     public func setIdentity(_ identity: ManagedIdentity) throws(ShareBrokerError) -> UpdateOutcome {
-        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
-            guard state.started else { throw .notStarted }
-            let old = store.snapshot
-            return install(old.with(identity: identity), replacing: old)
-        }
+        try swap { $0.with(identity: identity) }
     }
 
     /// Registers a holder of sensitive data that a retire must erase.
@@ -81,8 +71,22 @@ extension ShareBroker {
 
     // MARK: - Internals (called with the lifecycle lock held)
 
+    /// Installs `transform(current)` under the lifecycle lock and announces what changed.
+    private func swap(_ transform: (PolicySnapshot) -> PolicySnapshot) throws(ShareBrokerError) -> UpdateOutcome {
+        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+            guard state.started else { throw .notStarted }
+            let old = store.snapshot
+            return install(transform(old), replacing: old)
+        }
+    }
+
     private func install(_ next: PolicySnapshot, replacing old: PolicySnapshot) -> UpdateOutcome {
         store.install(next)
+        logger.notice("policy installed", metadata: [
+            "generation": .stringConvertible(next.generation), "auth": .stringConvertible(next.authState.rawValue),
+            "openIn": .stringConvertible(next.openInPolicy.rawValue),
+            "pasteboard": .stringConvertible(next.pasteboardPolicy.rawValue),
+            "secureServices": .stringConvertible(next.secureServices.rawValue)])
         let delegate = self.delegate
         guard let delegate else { return UpdateOutcome(generation: next.generation) }
         if !old.isReady && next.isReady {

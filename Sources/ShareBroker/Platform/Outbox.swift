@@ -12,6 +12,13 @@ public struct HandedOverFile: Sendable, Hashable {
     public var path: String
     /// The file name the receiving app sees.
     public var name: String
+
+    /// Creates a description of a handed-over file: for ``Outbox`` implementations outside the
+    /// library (a host's real hand-over, a benchmark's discarding outbox).
+    public init(path: String, name: String) {
+        self.path = path
+        self.name = name
+    }
 }
 
 /// Why a hand-over could not be written.
@@ -40,7 +47,10 @@ public protocol Outbox: Sendable {
 extension Outbox {
     /// Rejects names that could escape the outbox folder or that no file system accepts.
     static func validate(name: String) throws(OutboxError) {
-        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.contains("\0") {
+        // Byte-level checks: Foundation's String.contains would allocate on this hot path.
+        let utf8 = name.utf8
+        if utf8.isEmpty || name == "." || name == ".."
+            || utf8.contains(UInt8(ascii: "/")) || utf8.contains(0) {
             throw .invalidName
         }
     }
@@ -80,18 +90,9 @@ public final class FolderOutbox: Outbox {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .writeFailed(path: path, errno: errno) }
         defer { close(fd) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                unlink(path)
-                throw .writeFailed(path: path, errno: code)
-            }
-            written += n
+        if let code = writeAll(fd, bytes) {
+            unlink(path)
+            throw .writeFailed(path: path, errno: code)
         }
         return HandedOverFile(path: path, name: name)
     }

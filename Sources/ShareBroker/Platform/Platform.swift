@@ -11,15 +11,19 @@ public struct Platform: Sendable {
     public var pasteboard: any Pasteboard
     /// The key custodian that hands out the group key ring.
     public var secureServices: any SecureServices
+    /// Where ``ShareBroker/displayMessage(_:)`` shows a message (a development aid).
+    public var messagePresenter: any MessagePresenter
 
     /// Creates a platform from its adapters.
     public init(outbox: any Outbox, urlOpener: any URLOpener, reportSink: any ServerReportSink,
-                pasteboard: any Pasteboard, secureServices: any SecureServices) {
+                pasteboard: any Pasteboard, secureServices: any SecureServices,
+                messagePresenter: any MessagePresenter = RecordingMessagePresenter()) {
         self.outbox = outbox
         self.urlOpener = urlOpener
         self.reportSink = reportSink
         self.pasteboard = pasteboard
         self.secureServices = secureServices
+        self.messagePresenter = messagePresenter
     }
 
     /// The embedded defaults: in-memory hand-overs and pasteboard, a recording URL opener and

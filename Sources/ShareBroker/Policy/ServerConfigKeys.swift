@@ -12,4 +12,13 @@ public enum WellKnownApp {
     public static let nativeMail = "com.apple.mobilemail"
     /// The mail share activity; whitelisting native mail needs both this id and ``nativeMail``.
     public static let mailActivity = "com.apple.UIKit.activity.Mail"
+
+    /// Whether `id` is one of the two native mail ids. Compares lengths first, so the common case
+    /// (any other app) costs one load.
+    @inlinable
+    public static func isNativeMail(_ id: String) -> Bool {
+        let count = id.utf8.count
+        guard count == 20 || count == 29 else { return false }
+        return id == nativeMail || id == mailActivity
+    }
 }

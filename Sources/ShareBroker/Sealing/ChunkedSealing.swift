@@ -16,35 +16,19 @@ import CSodium
 enum ChunkedSealing {
     private static let streamKeyID: UInt64 = 1
     private static let streamKeyContext: StaticString = "SBX1strm"
-    private static var tagMessage: UInt8 { crypto_secretstream_xchacha20poly1305_tag_message() }
-    private static var tagFinal: UInt8 { crypto_secretstream_xchacha20poly1305_tag_final() }
+    private static var tagMessage: UInt8 { SecretStream.tagMessage }
+    private static var tagFinal: UInt8 { SecretStream.tagFinal }
 
     /// Runs `body` with the stream key derived from `key`, zeroed afterwards.
     private static func withStreamKey<R, E: Error>(key: UnsafeRawPointer,
                                                    _ body: (UnsafePointer<UInt8>) throws(E) -> R) throws(E) -> R {
-        var streamKey: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        return try withUnsafeMutablePointer(to: &streamKey) { (streamKey) throws(E) -> R in
-            let raw = UnsafeMutableRawPointer(streamKey)
-            defer { sodium_memzero(raw, XChaCha20Poly1305.keyByteCount) }
-            streamKeyContext.withUTF8Buffer { context in
-                UnsafeRawPointer(context.baseAddress).map { context in
-                    _ = crypto_kdf_derive_from_key(
-                        raw.assumingMemoryBound(to: UInt8.self), XChaCha20Poly1305.keyByteCount, streamKeyID,
-                        context.assumingMemoryBound(to: CChar.self), key.assumingMemoryBound(to: UInt8.self))
-                }
-            }
-            return try body(UnsafePointer(raw.assumingMemoryBound(to: UInt8.self)))
-        }
+        try SecretStream.withDerivedKey(from: key, id: streamKeyID, context: streamKeyContext, body)
     }
 
     /// Runs `body` with a zeroed secretstream state on the stack, zeroed again afterwards.
     private static func withState<R, E: Error>(
-        _ body: (UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state>) throws(E) -> R) throws(E) -> R {
-        var state = crypto_secretstream_xchacha20poly1305_state()
-        return try withUnsafeMutablePointer(to: &state) { (state) throws(E) -> R in
-            defer { sodium_memzero(state, MemoryLayout<crypto_secretstream_xchacha20poly1305_state>.size) }
-            return try body(state)
-        }
+        _ body: (UnsafeMutablePointer<SecretStream.State>) throws(E) -> R) throws(E) -> R {
+        try SecretStream.withState(body)
     }
 
     /// Seals `plaintext` (any size up to the cap) as a chunked envelope under `key`.
@@ -59,23 +43,20 @@ enum ChunkedSealing {
                 try [UInt8](unsafeUninitializedCapacity: total) { (buffer, initialized) throws(SealingError) in
                     guard let out = UnsafeMutableRawPointer(buffer.baseAddress) else { throw .outOfSecureMemory }
                     let nonceOffset = EnvelopeHeader.write(kind: .chunked, keyID: keyID, typeBytes: typeBytes, to: out)
-                    _ = crypto_secretstream_xchacha20poly1305_init_push(
-                        state, (out + nonceOffset).assumingMemoryBound(to: UInt8.self), streamKey)
+                    SecretStream.initPush(state, header: out + nonceOffset, key: streamKey)
                     var input = plaintext.baseAddress
                     var output = out + headerLength
                     var remaining = plaintext.count
                     for index in 0..<chunks {
                         let length = min(remaining, chunkSize)
                         let isFirst = index == 0
-                        var written: UInt64 = 0
-                        _ = crypto_secretstream_xchacha20poly1305_push(
-                            state, output.assumingMemoryBound(to: UInt8.self), &written,
-                            input?.assumingMemoryBound(to: UInt8.self), UInt64(length),
-                            isFirst ? UnsafePointer(out.assumingMemoryBound(to: UInt8.self)) : nil,
-                            isFirst ? UInt64(headerLength) : 0,
-                            index == chunks - 1 ? tagFinal : tagMessage)
+                        let written = SecretStream.push(
+                            state, into: output, message: UnsafeRawBufferPointer(start: input, count: length),
+                            aad: isFirst ? UnsafeRawBufferPointer(start: out, count: headerLength)
+                                : UnsafeRawBufferPointer(start: nil, count: 0),
+                            tag: index == chunks - 1 ? tagFinal : tagMessage)
                         input = input.map { $0 + length }
-                        output += Int(written)
+                        output += written
                         remaining -= length
                     }
                     initialized = total
@@ -102,38 +83,33 @@ enum ChunkedSealing {
         }
         return try withStreamKey(key: key) { (streamKey) throws(SealingError) -> [UInt8] in
             try withState { (state) throws(SealingError) -> [UInt8] in
-                guard crypto_secretstream_xchacha20poly1305_init_pull(
-                    state, nonce.assumingMemoryBound(to: UInt8.self), streamKey) == 0 else {
+                guard SecretStream.initPull(state, header: nonce, key: streamKey) else {
                     throw .authenticationFailed
                 }
                 return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
-                    var scratch: UInt8 = 0
-                    let failure = withUnsafeMutablePointer(to: &scratch) { scratch -> SealingError? in
-                        var output = buffer.baseAddress ?? scratch // an empty item has no storage
+                    let failure = { () -> SealingError? in
+                        var output = UnsafeMutableRawPointer(buffer.baseAddress) // nil for an empty item
                         var position = input
                         for index in 0..<chunks {
                             let isFirst = index == 0, isLast = index == chunks - 1
                             let length = isLast ? lastFrame : frame
-                            var produced: UInt64 = 0
-                            var tag: UInt8 = 0
-                            guard crypto_secretstream_xchacha20poly1305_pull(
-                                state, output, &produced, &tag,
-                                position.assumingMemoryBound(to: UInt8.self), UInt64(length),
-                                isFirst ? header.baseAddress?.assumingMemoryBound(to: UInt8.self) : nil,
-                                isFirst ? UInt64(header.count) : 0) == 0 else {
+                            guard let pulled = SecretStream.pull(
+                                state, into: output, ciphertext: UnsafeRawBufferPointer(start: position, count: length),
+                                aad: isFirst ? header : UnsafeRawBufferPointer(start: nil, count: 0)) else {
                                 return .authenticationFailed
                             }
+                            let (produced, tag) = pulled
                             if isLast {
                                 if tag == tagMessage { return .truncated } // cut at a chunk boundary
                                 if tag != tagFinal { return .authenticationFailed }
                             } else if tag != tagMessage {
                                 return .authenticationFailed // FINAL (or another tag) too early
                             }
-                            if produced > 0 { output += Int(produced) }
+                            if produced > 0 { output = output.map { $0 + produced } }
                             position += length
                         }
                         return nil
-                    }
+                    }()
                     if let failure {
                         if let base = buffer.baseAddress { sodium_memzero(base, count) }
                         throw failure

@@ -261,6 +261,20 @@ final class KeyBox: @unchecked Sendable {
         }
     }
 
+    /// The cached subkey if it was derived from the 16-byte `prefix` (an item this process
+    /// sealed under its current epoch), else `nil`. Call only from inside ``withKey(_:)``; the
+    /// pointer stays valid while the box lives.
+    @inline(__always)
+    func cachedSubkey(prefix: UnsafeRawPointer) -> UnsafeRawPointer? {
+        guard let cached = subkeys.load(ordering: .acquiring) else { return nil }
+        return cached._withUnsafeGuaranteedRef { entry in
+            let matches = withUnsafeBytes(of: entry.epoch.prefix) { cachedPrefix in
+                cachedPrefix.elementsEqual(UnsafeRawBufferPointer(start: prefix, count: XChaCha20Poly1305.prefixByteCount))
+            }
+            return matches ? UnsafeRawPointer(entry.bytes) : nil
+        }
+    }
+
     private func install(key: UnsafeRawPointer, epoch: Unmanaged<NonceEpoch>,
                          replacing cached: Unmanaged<SubkeyEntry>?) throws(SealingError) {
         let bytes = try SecureMemory.allocate(byteCount: XChaCha20Poly1305.keyByteCount)

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CSodium
 import Synchronization
 
@@ -24,8 +29,11 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
         plaintext.removeAll()
     }
 
+    /// The type and the byte count; never the plaintext.
     public var description: String { "OpenedItem(itemType: \(itemType), \(plaintext.count) bytes)" }
+    /// Same as ``description``: the type and the byte count, never the plaintext.
     public var debugDescription: String { description }
+    /// A mirror with the type and the byte count only, so `dump` does not print the plaintext.
     public var customMirror: Mirror {
         Mirror(self, children: ["itemType": itemType, "byteCount": plaintext.count], displayStyle: .struct)
     }
@@ -251,11 +259,17 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 throw .tooLarge(size: count, limit: EnvelopeFormat.maxPlaintextSize)
             }
             plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
-                try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
-                    guard XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body,
-                                                 into: UnsafeMutableRawPointer(buffer.baseAddress)) else {
-                        throw .authenticationFailed
+                // Items this process sealed under its current prefix reuse the cached subkey.
+                let cached = box.cachedSubkey(prefix: nonce)
+                return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
+                    let out = UnsafeMutableRawPointer(buffer.baseAddress)
+                    let authentic = if let cached {
+                        XChaCha20Poly1305.open(subkey: cached, nonceTail: nonce + XChaCha20Poly1305.prefixByteCount,
+                                               aad: aad, ciphertext: body, into: out)
+                    } else {
+                        XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body, into: out)
                     }
+                    guard authentic else { throw .authenticationFailed }
                     initialized = count
                 }
             }
@@ -264,16 +278,38 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 try ChunkedSealing.open(key: key, header: aad, nonce: nonce, body: body)
             }
         }
-        guard let itemType = String(validating: envelope[header.itemTypeRange], as: UTF8.self) else {
+        guard let itemType = Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange])) else {
             plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
             throw .invalidItemType
         }
         return OpenedItem(itemType: itemType, plaintext: plaintext)
     }
 
+    /// The item type as a `String`, or `nil` if the bytes are not valid UTF-8.
+    ///
+    /// Decoding repairs invalid UTF-8 by inserting U+FFFD where the input is invalid, so the
+    /// bytes are valid exactly when decoding gives them back unchanged. (This specializes fully;
+    /// `String(validating:as:)` does a generic metadata lookup per call on Linux.)
+    static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let typed = bytes.assumingMemoryBound(to: UInt8.self)
+        let decoded = String(decoding: typed, as: UTF8.self)
+        guard decoded.utf8.count == typed.count else { return nil }
+        let same = decoded.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard let decodedBase = utf8.baseAddress, let typedBase = typed.baseAddress else { return typed.isEmpty }
+            return memcmp(decodedBase, typedBase, typed.count) == 0
+        }
+        return (same ?? decoded.utf8.elementsEqual(typed)) ? decoded : nil
+    }
+
     /// Whether `bytes` start with the envelope magic (a cheap check; nothing is authenticated).
     public static func isSealedEnvelope(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= EnvelopeFormat.magic.count && bytes.prefix(EnvelopeFormat.magic.count).elementsEqual(EnvelopeFormat.magic)
+        bytes.withUnsafeBytes { isSealedEnvelope($0) }
+    }
+
+    /// Whether the bytes in `bytes` start with the envelope magic (nothing is authenticated).
+    public static func isSealedEnvelope(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 4, let base = bytes.baseAddress else { return false }
+        return base.loadUnaligned(as: UInt32.self) == EnvelopeFormat.magicWord
     }
 
     /// The box holding key `id`, current first.
@@ -296,11 +332,13 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         for box in previous { box.wipe() }
     }
 
+    /// The key ids and whether the ring is wiped; never key bytes.
     public var description: String {
         let previousIDs = previous.map { KeyIDFormat.hex($0.id) }.joined(separator: ", ")
         return "KeyRing(current: \(KeyIDFormat.hex(current.id)), previous: [\(previousIDs)]\(isWiped ? ", wiped" : ""))"
     }
 
+    /// A mirror with the key ids and the wiped flag only, so `dump` shows no key material.
     public var customMirror: Mirror {
         Mirror(self, children: ["keyIDs": keyIDs.map(KeyIDFormat.hex), "isWiped": isWiped], displayStyle: .class)
     }

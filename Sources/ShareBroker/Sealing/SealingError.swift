@@ -47,6 +47,7 @@ public enum SealingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Discard the item.
     case invalidItemType
 
+    /// What went wrong and what to do, in one line (no key bytes, no plaintext).
     public var description: String {
         switch self {
         case .sodiumInitFailed:
@@ -91,6 +92,7 @@ public enum SecureServicesError: Error, Sendable, Hashable, CustomStringConverti
     /// revoked). Ids are matched exactly, never by prefix or case-insensitively.
     case notEntitled(String)
 
+    /// What went wrong and what to do, in one line.
     public var description: String {
         switch self {
         case .unavailable:

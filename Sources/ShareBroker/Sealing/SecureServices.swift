@@ -62,6 +62,10 @@ public final class InProcessKeyCustodian: SecureServices {
         state.withLock { $0.ring == nil ? .unavailable : $0.availability }
     }
 
+    /// The group's current ring, if secure services are available and `appID` is entitled
+    /// (exact match).
+    ///
+    /// - Throws: ``SecureServicesError/unavailable``, ``SecureServicesError/notEntitled(_:)``.
     public func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing {
         try state.withLock { (state) throws(SecureServicesError) -> KeyRing in
             guard state.availability == .available, let ring = state.ring else { throw .unavailable }

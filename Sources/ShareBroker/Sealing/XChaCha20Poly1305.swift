@@ -115,19 +115,26 @@ enum XChaCha20Poly1305 {
     /// authentic, writes the plaintext to `out`. Returns whether it was authentic.
     static func open(key: UnsafeRawPointer, nonce: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
                      ciphertext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer?) -> Bool {
+        withSubkey(key: key, nonce: nonce) { subkey in
+            open(subkey: subkey, nonceTail: nonce + prefixByteCount, aad: aad, ciphertext: ciphertext, into: out)
+        }
+    }
+
+    /// The open with a precomputed subkey `HChaCha20(key, nonce[0..<16])`; `nonceTail` is
+    /// `nonce[16..<24]`.
+    static func open(subkey: UnsafeRawPointer, nonceTail: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
+                     ciphertext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer?) -> Bool {
         guard ciphertext.count >= tagByteCount, let cipherBase = ciphertext.baseAddress else { return false }
-        return withSubkey(key: key, nonce: nonce) { subkey in
-            withIETFNonce(tail: nonce + prefixByteCount) { ietfNonce in
-                // libsodium verifies the tag before decrypting and writes nothing on failure.
-                // An empty plaintext may come with a nil `out`; C then gets a valid dummy.
-                var scratch: UInt8 = 0
-                return withUnsafeMutablePointer(to: &scratch) { scratch in
-                    crypto_aead_chacha20poly1305_ietf_decrypt(
-                        out?.assumingMemoryBound(to: UInt8.self) ?? scratch, nil, nil,
-                        cipherBase.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
-                        aad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(aad.count),
-                        ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) == 0
-                }
+        return withIETFNonce(tail: nonceTail) { ietfNonce in
+            // libsodium verifies the tag before decrypting and writes nothing on failure.
+            // An empty plaintext may come with a nil `out`; C then gets a valid dummy.
+            var scratch: UInt8 = 0
+            return withUnsafeMutablePointer(to: &scratch) { scratch in
+                crypto_aead_chacha20poly1305_ietf_decrypt(
+                    out?.assumingMemoryBound(to: UInt8.self) ?? scratch, nil, nil,
+                    cipherBase.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+                    aad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(aad.count),
+                    ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) == 0
             }
         }
     }

@@ -33,3 +33,16 @@ struct KeyMaterialEraser: SensitiveDataEraser {
         try secureServices.relinquishKeys(for: appID)
     }
 }
+
+/// Retire step "sharebroker.secure-files": erases everything in the folders of the secure file
+/// stores the broker handed out. The group key stays with the custodian for the other apps, so
+/// the encrypted files themselves must go.
+struct SecureFilesEraser: SensitiveDataEraser {
+    let directories: [String]
+    var wipeName: String { "sharebroker.secure-files" }
+
+    func eraseSensitiveData() throws {
+        let failures = directories.flatMap { DurableFiles.eraseLocation($0) }
+        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures.map(\.description)) }
+    }
+}

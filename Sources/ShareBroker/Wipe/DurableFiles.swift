@@ -95,19 +95,10 @@ enum DurableFiles {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw WipeFileError(operation: "create", path: temporary, code: errno) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw WipeFileError(operation: "write", path: temporary, code: code)
-            }
-            written += n
+        if let code = writeAll(fd, bytes) {
+            close(fd)
+            unlink(temporary)
+            throw WipeFileError(operation: "write", path: temporary, code: code)
         }
         if fsync(fd) != 0 {
             let code = errno

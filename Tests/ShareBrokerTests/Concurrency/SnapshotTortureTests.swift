@@ -81,4 +81,78 @@ struct SnapshotTortureTests {
         }
         #expect(checked > 1000)
     }
+
+    @Test("copying and pasting while policies swap and secure services flap: no plaintext on the pasteboard, no mixing")
+    func copyPasteTorture() throws {
+        let fixture = try Fixture(implementing: [], ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
+        let broker = fixture.broker
+        let marker = Array("PLAINTEXT-MARKER-0123456789".utf8)
+        let installed = Mutex<[UInt64: PasteboardPolicy]>([:])
+        let stop = Atomic<Bool>(false)
+        let violations = Mutex<[String]>([])
+        let copies = Atomic<Int>(0)
+        let sealedReads = Atomic<Int>(0)
+
+        onThreads(5) { index in
+            switch index {
+            case 0:  // policies: SecureCopy <-> Unauthorized, ~1000 swaps a second, bounded
+                let deadline = Date().addingTimeInterval(1.5)
+                var secure = false
+                var swaps = 0
+                while Date() < deadline && swaps < 1500 {
+                    let policy: PasteboardPolicy = secure ? .secureCopy : .unauthorized
+                    if let outcome = try? broker.apply(PolicyUpdate(pasteboard: policy)) {
+                        installed.withLock { $0[outcome.generation] = policy }
+                    }
+                    secure.toggle()
+                    swaps += 1
+                    usleep(1000)
+                }
+                stop.store(true, ordering: .releasing)
+            case 1:  // secure services flap
+                var up = false
+                while !stop.load(ordering: .acquiring) {
+                    fixture.custodian.setAvailability(up ? .available : .unavailable)
+                    // Decisions at these generations are not checked against the table (the copy's
+                    // rule still must be one its policy allows, which the writer's generations cover).
+                    _ = try? broker.setSecureServices(up ? .available : .unavailable)
+                    up.toggle()
+                    usleep(3000)
+                }
+                fixture.custodian.setAvailability(.available)
+            case 2, 3:  // copiers
+                var local: [(UInt64, CopyAction, CopyRule)] = []
+                while !stop.load(ordering: .acquiring) {
+                    if let result = try? broker.copy(PasteboardItem(type: "public.data", bytes: marker)) {
+                        local.append((result.decision.generation, result.action, result.decision.rule))
+                        copies.add(1, ordering: .relaxed)
+                    }
+                }
+                let table = installed.withLock { $0 }
+                for (generation, action, rule) in local {
+                    guard let policy = table[generation] else { continue }
+                    let consistent = switch (policy, action) {
+                    case (.secureCopy, .writeSealed): rule == .secureCopy
+                    case (.secureCopy, .blocked): rule == .secureServicesUnavailable || rule == .noKeys
+                    case (.unauthorized, .blocked): rule == .pasteboardUnauthorized
+                    default: false
+                    }
+                    if !consistent { violations.withLock { $0.append("generation \(generation): \(policy) gave \(action) by \(rule)") } }
+                }
+            default:  // a watcher: what every app can read must never hold the plaintext
+                while !stop.load(ordering: .acquiring) {
+                    for item in fixture.pasteboard.read().items {
+                        if item.type == PasteboardItem.sealedType { sealedReads.add(1, ordering: .relaxed) }
+                        if DummyFilePropertyTests.sharesRun(item.bytes, marker) {
+                            violations.withLock { $0.append("plaintext on the pasteboard") }
+                        }
+                    }
+                    _ = broker.paste()
+                }
+            }
+        }
+        #expect(violations.withLock { $0 }.isEmpty, "\(violations.withLock { Array($0.prefix(5)) })")
+        #expect(copies.load(ordering: .relaxed) > 500)
+        #expect(sealedReads.load(ordering: .relaxed) > 0, "SecureCopy never got to seal anything")
+    }
 }

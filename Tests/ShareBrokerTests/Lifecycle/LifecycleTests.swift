@@ -125,7 +125,7 @@ struct LifecycleTests {
         #expect(outcome.changes == [.auth])
         #expect(outcome.acknowledgments.map(\.kind) == [.auth])
         #expect(keys.erased)
-        #expect(fixture.sink.wipeReports == [WipeReport(erased: ["keys", "sharebroker.keys", "sharebroker.pasteboard"],
+        #expect(fixture.sink.wipeReports == [WipeReport(erased: ["keys", "sharebroker.keys", "sharebroker.pasteboard", "sharebroker.secure-files"],
                                                         failed: ["files": "Refused()"])])
         let p = try fixture.broker.policy()
         #expect(p.authState == .retired)
@@ -144,5 +144,18 @@ struct LifecycleTests {
         #expect(o1.generation == g0 + 1)
         #expect(o2.generation == g0 + 2)
         #expect(fixture.broker.currentSnapshot.generation == o2.generation)
+    }
+}
+
+@Suite("Display message")
+struct DisplayMessageTests {
+    @Test("displayMessage hands the message to the platform's presenter")
+    func displayMessage() throws {
+        let presenter = RecordingMessagePresenter()
+        var platform = try Platform.embedded(entitling: "com.acme.notes")
+        platform.messagePresenter = presenter
+        let broker = ShareBroker(appID: "com.acme.notes", platform: platform)
+        #expect(broker.displayMessage("Device out of compliance"))
+        #expect(presenter.displayed == ["Device out of compliance"])
     }
 }

@@ -199,6 +199,9 @@ struct SealingEnvelopeTests {
         #expect(KeyRing.isSealedEnvelope([0x89, 0x53, 0x42, 0x58]))
         #expect(!KeyRing.isSealedEnvelope(Array("SBX1 hello".utf8)))
         #expect(!KeyRing.isSealedEnvelope(Array("hello, world".utf8)))
+        let sealed = try KeyRing.generate().seal([1], itemType: "t")
+        #expect(sealed.withUnsafeBytes { KeyRing.isSealedEnvelope($0) })
+        #expect(!Array("plain".utf8).withUnsafeBytes { KeyRing.isSealedEnvelope($0) })
     }
 
     @Test("opened items never print their plaintext")

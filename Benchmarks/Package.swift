@@ -1,0 +1,49 @@
+// swift-tools-version: 6.1
+//
+// ShareBroker's benchmark harness: a package of its own so the root package never depends on
+// package-benchmark (and `swift test` at the root stays lean).
+//
+//   cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
+//
+// package-benchmark 1.38.1 (now published as ordo-one/benchmark; the old package-benchmark URL
+// still resolves but warns that the legacy identifier will go away) on Swift 6.3 needs its
+// `MallocInterposer` trait named explicitly: naming the traits replaces the package's default set,
+// which also holds `RuntimeInterposer`, a Linux 6.3-only dependency
+// (ordo-one/swift-runtime-interposer) that has no local mirror here. Without it the ARC metrics
+// (retainCount, ...) are unavailable; wall clock and the malloc metrics are not affected.
+import PackageDescription
+
+let package = Package(
+    name: "ShareBrokerBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        // `name:` pins the identity: a path dependency is otherwise named after its folder
+        // (wt-bench, main, whatever a CI clone is called).
+        .package(name: "ShareBroker", path: "../"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
+                 traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // libsodium for the raw baselines, declared here so the root package keeps its CSodium
+        // module private (a system-library target cannot be a library product).
+        .systemLibrary(
+            name: "CSodiumBench",
+            path: "Sources/CSodiumBench",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .executableTarget(
+            name: "ShareBrokerBenchmarks",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "Benchmark", package: "benchmark"),
+                "CSodiumBench",
+            ],
+            path: "Benchmarks/ShareBrokerBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+    ]
+)
