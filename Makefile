@@ -18,10 +18,12 @@ build: deps
 
 demo: deps
 	$(SWIFT) build --product sharebroker
+	$(SWIFT) build --product sharebrokerd
 	$$($(SWIFT) build --show-bin-path)/sharebroker demo
+	$$($(SWIFT) build --show-bin-path)/sharebroker agent-demo
 
 test: deps
-	$(SWIFT) build --product sharebroker
+	$(SWIFT) build
 	$(SWIFT) test
 
 bench: deps
