@@ -82,7 +82,7 @@ extension ShareBroker {
 
     private func install(_ next: PolicySnapshot, replacing old: PolicySnapshot) -> UpdateOutcome {
         store.install(next)
-        logger.notice("policy installed", metadata: [
+        logger.info("policy installed", metadata: [
             "generation": .stringConvertible(next.generation), "auth": .stringConvertible(next.authState.rawValue),
             "openIn": .stringConvertible(next.openInPolicy.rawValue),
             "pasteboard": .stringConvertible(next.pasteboardPolicy.rawValue),
