@@ -3,9 +3,18 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Seconds each fuzz harness runs: `make fuzz` (FUZZ_SECONDS) and the smoke run of `make test`.
 FUZZ_SECONDS ?= 180
+FUZZ_SMOKE_SECONDS ?= 30
+# The libFuzzer harnesses (Fuzz/README.md): one Sources/<name>/ folder each, also listed in
+# Package.swift's fuzzTargets.
+FUZZ_TARGETS = \
+	FuzzEnvelope \
+	FuzzPolicyDocument \
+	FuzzIntuneImport \
+	FuzzSimulatorLine
 
-.PHONY: deps demo test build bench fuzz clean
+.PHONY: deps demo test build bench fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium; then \
@@ -20,9 +29,30 @@ demo: deps
 	$(SWIFT) build --product sharebroker
 	$$($(SWIFT) build --show-bin-path)/sharebroker demo
 
+# The unit and contract tests, then every fuzz harness for FUZZ_SMOKE_SECONDS.
+# The sanitizer runs (`make sanitize`) are a separate CI step (.ci/run).
 test: deps
 	$(SWIFT) build --product sharebroker
 	$(SWIFT) test
+	$(MAKE) --no-print-directory fuzz-smoke
+
+fuzz: deps
+	FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
+
+# The whole test suite under AddressSanitizer, then under ThreadSanitizer, each in its own
+# scratch folder (the sharebroker tool first: some tests run it).
+sanitize: sanitize-address sanitize-thread
+
+sanitize-address: deps
+	$(SWIFT) build --product sharebroker --sanitize=address --scratch-path .build-asan
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+sanitize-thread: deps
+	$(SWIFT) build --product sharebroker --sanitize=thread --scratch-path .build-tsan
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
