@@ -48,11 +48,15 @@ sanitize: sanitize-address sanitize-thread
 
 sanitize-address: deps
 	$(SWIFT) build --product sharebroker --sanitize=address --scratch-path .build-asan
-	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=address --scratch-path .build-asan
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp \
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+# -DSHAREBROKER_TSAN makes the library's Mutex visible to TSan (Sources/ShareBroker/Support/Mutex.swift).
+TSAN_FLAGS = --sanitize=thread -Xswiftc -DSHAREBROKER_TSAN --scratch-path .build-tsan
 
 sanitize-thread: deps
-	$(SWIFT) build --product sharebroker --sanitize=thread --scratch-path .build-tsan
-	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) build --product sharebroker $(TSAN_FLAGS)
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test $(TSAN_FLAGS)
 
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
