@@ -3,9 +3,18 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Seconds each fuzz harness runs: `make fuzz` (FUZZ_SECONDS) and the smoke run of `make test`.
 FUZZ_SECONDS ?= 180
+FUZZ_SMOKE_SECONDS ?= 30
+# The libFuzzer harnesses (Fuzz/README.md): one Sources/<name>/ folder each, also listed in
+# Package.swift's fuzzTargets.
+FUZZ_TARGETS = \
+	FuzzEnvelope \
+	FuzzPolicyDocument \
+	FuzzIntuneImport \
+	FuzzSimulatorLine
 
-.PHONY: deps demo test build bench fuzz clean
+.PHONY: deps demo test build bench fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium; then \
@@ -22,9 +31,36 @@ demo: deps
 	$$($(SWIFT) build --show-bin-path)/sharebroker demo
 	$$($(SWIFT) build --show-bin-path)/sharebroker agent-demo
 
+# The unit and contract tests, then every fuzz harness for FUZZ_SMOKE_SECONDS.
+# The sanitizer runs (`make sanitize`) are a separate CI step (.ci/run).
 test: deps
 	$(SWIFT) build
 	$(SWIFT) test
+	$(MAKE) --no-print-directory fuzz-smoke
+
+fuzz: deps
+	FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
+
+# The whole test suite under AddressSanitizer, then under ThreadSanitizer, each in its own
+# scratch folder (the sharebroker tool first: some tests run it).
+sanitize: sanitize-address sanitize-thread
+
+sanitize-address: deps
+	$(SWIFT) build --product sharebroker --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --product sharebrokerd --sanitize=address --scratch-path .build-asan
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp \
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+# -DSHAREBROKER_TSAN makes the library's Mutex visible to TSan (Sources/ShareBroker/Support/Mutex.swift).
+TSAN_FLAGS = --sanitize=thread -Xswiftc -DSHAREBROKER_TSAN --scratch-path .build-tsan
+
+sanitize-thread: deps
+	$(SWIFT) build --product sharebroker $(TSAN_FLAGS)
+	$(SWIFT) build --product sharebrokerd $(TSAN_FLAGS)
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test $(TSAN_FLAGS)
 
 bench: deps
 	python3 scripts/performance-report.py --wait-quiet 300

@@ -8,6 +8,17 @@ let strictSwift6: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
 ]
 
+// libFuzzer harnesses, one folder each (Sources/<name>/main.swift): scripts/fuzz.sh builds them
+// with `--sanitize=fuzzer --sanitize=address` into .build-fuzz; a plain `swift build` makes
+// do-nothing executables of them. To add one: its folder, a line here, a line in the Makefile's
+// FUZZ_TARGETS, and seeds under Fuzz/corpus/<name>/ (Fuzz/README.md).
+let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+    ("FuzzEnvelope", ["ShareBroker", "CSodium"]),
+    ("FuzzPolicyDocument", ["ShareBrokerPolicyDocument"]),
+    ("FuzzIntuneImport", ["ShareBrokerPolicyDocument"]),
+    ("FuzzSimulatorLine", ["ShareBrokerSimulator", .product(name: "Logging", package: "swift-log")]),
+]
+
 let package = Package(
     name: "ShareBroker",
     platforms: [.macOS(.v15)],
@@ -173,5 +184,16 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-    ]
+        // What the fuzz harnesses share: reading choices from the input, invariant checks.
+        .target(
+            name: "FuzzSupport",
+            swiftSettings: strictSwift6
+        ),
+    ] + fuzzTargets.map { fuzz in
+        .executableTarget(
+            name: fuzz.name,
+            dependencies: ["FuzzSupport"] + fuzz.dependencies,
+            swiftSettings: strictSwift6
+        )
+    }
 )

@@ -1,10 +1,15 @@
 import Foundation
 import Testing
 
-/// The built `sharebroker` tool, when this build has one (`make test` builds it first).
+/// The built `sharebroker` tool, when this build has one (`make test` builds it first): the one
+/// next to the test bundle (so a build with another `--scratch-path`, such as the sanitizer runs
+/// of `make sanitize`, tests its own binary), else `.build/debug/sharebroker`.
 let sharebrokerBinary: URL? = {
-    let candidate = packageRoot.appendingPathComponent(".build/debug/sharebroker")
-    return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+    let here = Bundle.main.bundleURL
+    let candidates = [here.deletingLastPathComponent().appendingPathComponent("sharebroker"),
+                      here.appendingPathComponent("sharebroker"),
+                      packageRoot.appendingPathComponent(".build/debug/sharebroker")]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
 }()
 
 /// Runs the tool; returns its exit status, standard output and standard error.

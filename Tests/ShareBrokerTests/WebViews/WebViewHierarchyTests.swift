@@ -186,7 +186,7 @@ struct WebViewHierarchyTests {
     @Test("a delegate may call back into the hierarchy without deadlocking")
     func reentrantDelegate() throws {
         struct Reentrant: ExternalURLDelegate {
-            let views: WebViewHierarchy
+            unowned let views: WebViewHierarchy // the hierarchy holds its delegates: no cycle
             func isExternalURL(_ url: String) -> Bool {
                 (try? views.resolve("other", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false).identity) == .managed
             }

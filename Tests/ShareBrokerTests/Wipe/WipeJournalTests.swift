@@ -104,6 +104,7 @@ struct WipeJournalTests {
             let transfer = try broker.openIn(OutboundDocument(name: "a.txt", bytes: [1]), target: "com.acme.viewer")
             observed.withLock { $0 = [policy, transfer.outcome.rawValue, "\(broker.currentSnapshot.authState)"] }
         }
+        defer { keys.set {} } // the broker holds the eraser and the closure holds the broker: break the cycle
         [files, credentials, keys, added].forEach(broker.registerEraser)
         let delegate = MinimalDelegate()
         try broker.start(delegate: delegate)
