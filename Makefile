@@ -12,7 +12,9 @@ FUZZ_TARGETS = \
 	FuzzEnvelope \
 	FuzzPolicyDocument \
 	FuzzIntuneImport \
-	FuzzSimulatorLine
+	FuzzSimulatorLine \
+	FuzzAgentFrame \
+	FuzzSecureFile
 
 .PHONY: deps demo test build bench fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
 

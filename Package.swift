@@ -17,6 +17,8 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzPolicyDocument", ["ShareBrokerPolicyDocument"]),
     ("FuzzIntuneImport", ["ShareBrokerPolicyDocument"]),
     ("FuzzSimulatorLine", ["ShareBrokerSimulator", .product(name: "Logging", package: "swift-log")]),
+    ("FuzzAgentFrame", ["ShareBrokerAgentProtocol"]),
+    ("FuzzSecureFile", ["ShareBroker"]),
 ]
 
 let package = Package(
