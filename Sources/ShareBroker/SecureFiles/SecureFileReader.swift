@@ -205,6 +205,17 @@ public final class SecureFileReader {
         }
     }
 
+    /// Authenticates the final chunk when it holds no plaintext (the file size is a multiple of
+    /// the chunk size, or zero): no read covers it, yet it carries the FINAL tag and must not be
+    /// altered unnoticed. Whole-file reads call this after reading.
+    func authenticateEmptyFinalChunk() throws(SecureFileError) {
+        guard isOpen else { throw .closed }
+        let last = chunkCount - 1
+        guard last >= 0, chunkLength(last) == 0, cachedIndex != last else { return }
+        try decryptChunk(last, into: scratch)
+        cachedIndex = last
+    }
+
     /// Closes the file and zeroes the decrypted-chunk buffer and the keys. Idempotent.
     public func close() {
         guard isOpen else { return }

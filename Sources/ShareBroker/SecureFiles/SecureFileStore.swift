@@ -152,7 +152,14 @@ public final class SecureFileStore: Sendable {
     public func read(_ name: String) throws(SecureFileError) -> [UInt8] {
         let reader = try open(name)
         defer { reader.close() }
-        return try reader.read(offset: 0, count: reader.size)
+        var bytes = try reader.read(offset: 0, count: reader.size)
+        do {
+            try reader.authenticateEmptyFinalChunk()
+        } catch {
+            bytes.withUnsafeMutableBytes { SecureMemory.zero($0.baseAddress, byteCount: $0.count) }
+            throw error
+        }
+        return bytes
     }
 
     /// Writes `bytes` as the file `name` **in the clear**, atomically, if the secure file I/O
