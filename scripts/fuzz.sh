@@ -68,8 +68,10 @@ for target in "${TARGETS[@]}"; do
         -o -name 'leak-*' \) | sort)
     if [ "$status" -ne 0 ] || [ -n "$findings" ]; then
         failed+=("$target")
-        echo "fuzz: $target FAILED (exit $status); end of its log:" >&2
-        grep -v "^#" "$log" | tail -n 40 >&2
+        echo "fuzz: $target FAILED (exit $status):" >&2
+        grep -m 8 -E "Fatal error|==ERROR|^SUMMARY|ALARM|out-of-memory|Test unit written" "$log" | sed "s/^/fuzz:   /" >&2
+        echo "fuzz: end of its log:" >&2
+        grep -v "^#" "$log" | tail -n 30 >&2
         for finding in $findings; do
             echo "fuzz: reproducer: $finding" >&2
             echo "fuzz:   run it:   SWIFT_BACKTRACE=enable=no $BIN/$target $finding" >&2
