@@ -51,10 +51,12 @@ func makeBroker(extra: Int) -> ShareBroker {
     var whitelist: Set<String> = ["com.acme.documentviewer", "com.acme.mail", "com.acme.notes",
                                   "com.acme.browser", "com.acme.pdf"]
     for i in 0 ..< extra { whitelist.insert("com.example.managed.app\(i)") }
-    let platform = Platform(outbox: DiscardingOutbox(), urlOpener: DiscardingURLOpener(),
-                            reportSink: DiscardingReportSink())
-    let broker = ShareBroker(appID: "com.acme.bench", platform: platform)
+    let broker: ShareBroker
     do {
+        let platform = Platform(outbox: DiscardingOutbox(), urlOpener: DiscardingURLOpener(),
+                                reportSink: DiscardingReportSink(), pasteboard: InMemoryPasteboard(),
+                                secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
+        broker = ShareBroker(appID: "com.acme.bench", platform: platform)
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(whitelist)))
     } catch {
@@ -72,6 +74,10 @@ final class SodiumBuffers: @unchecked Sendable {
     let nonce: UnsafeMutablePointer<UInt8>
     let message: UnsafeMutablePointer<UInt8>
     let output: UnsafeMutablePointer<UInt8>
+    /// `message` sealed under `key` and `nonce` (no AAD): what the decrypt baselines open.
+    let ciphertext: UnsafeMutablePointer<UInt8>
+    /// Where the recycled decrypt baseline writes the plaintext (touched once).
+    let plaintextOutput: UnsafeMutablePointer<UInt8>
 
     init(size: Int) {
         precondition(sodium_init() >= 0, "sodium_init failed")
@@ -85,7 +91,22 @@ final class SodiumBuffers: @unchecked Sendable {
         randombytes_buf(message, size)
         // Touch every output page now: the benchmark measures recycled memory, not page faults.
         output.initialize(repeating: 0, count: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
+        ciphertext = .allocate(capacity: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
+        plaintextOutput = .allocate(capacity: max(1, size))
+        plaintextOutput.initialize(repeating: 0, count: max(1, size))
+        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(ciphertext, nil, message, UInt64(size), nil, 0, nil, nonce, key)
     }
+
+    deinit {
+        key.deallocate()
+        nonce.deallocate()
+        message.deallocate()
+        output.deallocate()
+        ciphertext.deallocate()
+        plaintextOutput.deallocate()
+    }
+
+    var ciphertextCount: Int { size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES) }
 
     /// One seal into the reused output buffer. The nonce is fixed: this measures the cipher, not
     /// nonce generation (never reuse a nonce outside a benchmark).
@@ -93,37 +114,39 @@ final class SodiumBuffers: @unchecked Sendable {
     func encrypt() -> Int32 {
         crypto_aead_xchacha20poly1305_ietf_encrypt(output, nil, message, UInt64(size), nil, 0, nil, nonce, key)
     }
+
+    /// One seal into `destination` (at least `ciphertextCount` bytes).
+    @inline(__always)
+    func encrypt(into destination: UnsafeMutablePointer<UInt8>) -> Int32 {
+        crypto_aead_xchacha20poly1305_ietf_encrypt(destination, nil, message, UInt64(size), nil, 0, nil, nonce, key)
+    }
+
+    /// One verified decryption of `ciphertext` into `destination` (at least `size` bytes).
+    /// Fails (traps) if authentication fails: the benchmark must not time an early exit.
+    @inline(__always)
+    func decrypt(into destination: UnsafeMutablePointer<UInt8>) {
+        let status = crypto_aead_xchacha20poly1305_ietf_decrypt(
+            destination, nil, nil, ciphertext, UInt64(ciphertextCount), nil, 0, nonce, key)
+        precondition(status == 0, "raw decrypt failed")
+    }
 }
 
 // MARK: - Benchmarks
 
 let benchmarks: @Sendable () -> Void = {
     // Every time figure is recorded in nanoseconds so integer rounding never hides a decision.
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 10,
-        maxDuration: .seconds(1),
-        maxIterations: 1_000_000
-    )
-    let nanoConfiguration = Benchmark.Configuration(
-        metrics: [.wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 10,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 1_000_000
-    )
+    // In allocations-only mode (the CI check) every sample is one call, so allocation counts are
+    // exact per call; see BenchmarkMode.swift.
+    Benchmark.defaultConfiguration = BenchmarkMode.configuration(scaling: .one)
+    let nanoConfiguration = BenchmarkMode.configuration(scaling: .kilo)
 
     // Decisions: a snapshot load and a set lookup. .kilo: each sample times 1,000 decisions.
     for (label, extra) in [("small whitelist", 0), ("10k whitelist", 10_000)] {
         Benchmark("OpenIn decision allowed (\(label))", configuration: nanoConfiguration) { benchmark, broker in
             let target = whitelistedTarget()
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            BenchmarkMode.measure(benchmark) {
                 blackHole(broker.decideOpenIn(target: target, via: .documentInteraction))
             }
-            benchmark.stopMeasurement()
         } setup: {
             makeBroker(extra: extra)
         }
@@ -135,37 +158,34 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("OpenIn blocked with dummy (\(label))") { benchmark, broker in
             let document = OutboundDocument(name: "Q3 forecast.xlsx", bytes: [UInt8](repeating: 0x5A, count: 4096))
             let target = blockedTarget()
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            BenchmarkMode.measure(benchmark) {
                 do {
                     blackHole(try broker.openIn(document, target: target, via: .documentInteraction))
                 } catch {
                     fatalError("openIn: \(error)")
                 }
             }
-            benchmark.stopMeasurement()
         } setup: {
             makeBroker(extra: extra)
         }
     }
 
     // Raw libsodium baselines, same run, same process kind: XChaCha20-Poly1305-IETF encrypt, no
-    // AAD, output buffer reused. Small payloads use .kilo so each sample covers 1,000 seals.
-    let sizes: [(label: String, bytes: Int, scaling: BenchmarkScalingFactor)] = [
-        ("64 B", 64, .kilo), ("1 KiB", 1024, .kilo), ("64 KiB", 65_536, .one), ("1 MiB", 1 << 20, .one),
-    ]
-    for size in sizes {
-        var configuration = Benchmark.defaultConfiguration
-        configuration.scalingFactor = size.scaling
-        Benchmark("libsodium xchacha20poly1305 encrypt \(size.label)", configuration: configuration) { benchmark, buffers in
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+    // AAD, output buffer reused (recycled memory). Small payloads use .kilo so each sample covers
+    // 1,000 seals. The fresh-output and decrypt baselines are in SealingBenchmarks.swift.
+    for size in PayloadSize.all {
+        Benchmark("libsodium xchacha20poly1305 encrypt \(size.label)",
+                  configuration: BenchmarkMode.configuration(scaling: size.scaling)) { benchmark, buffers in
+            BenchmarkMode.measure(benchmark) {
                 blackHole(buffers.encrypt())
             }
-            benchmark.stopMeasurement()
             blackHole(buffers.output.pointee)
         } setup: {
             SodiumBuffers(size: size.bytes)
         }
     }
+
+    sealingBenchmarks()
+    clipboardBenchmarks()
+    webViewBenchmarks()
 }
