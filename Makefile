@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZ_SECONDS ?= 180
 
-.PHONY: deps demo test build bench fuzz clean
+.PHONY: deps demo test build bench bench-check-allocations fuzz clean
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium; then \
@@ -27,5 +27,10 @@ test: deps
 bench: deps
 	python3 scripts/performance-report.py --wait-quiet 300
 
+# Deterministic regression check for CI: allocations per call of every ShareBroker benchmark
+# against Benchmarks/goals.json (release build of the Benchmarks package; no timing gated).
+bench-check-allocations: deps
+	python3 scripts/performance-report.py --check-allocations
+
 clean:
-	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results
+	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results*

@@ -22,6 +22,10 @@ let package = Package(
         .package(name: "ShareBroker", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
                  traits: ["MallocInterposer"]),
+        // Only the SwiftCryptoBenchmarks target uses it (a labelled peer in the report). Kept out
+        // of ShareBrokerBenchmarks so the CI allocation check (`--target ShareBrokerBenchmarks`)
+        // never builds BoringSSL.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // libsodium for the raw baselines, declared here so the root package keeps its CSodium
@@ -40,6 +44,20 @@ let package = Package(
                 "CSodiumBench",
             ],
             path: "Benchmarks/ShareBrokerBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        // swift-crypto's ChaChaPoly (ChaCha20-Poly1305 IETF, 96-bit nonce, BoringSSL): the peer a
+        // Swift developer would otherwise pick. Not XChaCha20, so a comparison, not a baseline.
+        .executableTarget(
+            name: "SwiftCryptoBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/SwiftCryptoBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
