@@ -2,6 +2,7 @@
 // check), and the loop every benchmark measures.
 
 import Benchmark
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,9 +38,12 @@ enum BenchmarkMode {
                 maxIterations: 50
             )
         }
+        // Custom metrics get units picked from their magnitude unless fixed: `.count` exports
+        // them exactly, divided by the scaling factor (per call).
         return .init(
             metrics: [.wallClock, .mallocCountTotal, .throughput, pageFaults],
             timeUnits: .nanoseconds,
+            units: [pageFaults: .count],
             warmupIterations: 10,
             scalingFactor: scaling,
             maxDuration: .seconds(1),
@@ -58,6 +62,91 @@ enum BenchmarkMode {
         }
         benchmark.stopMeasurement()
         benchmark.measurement(pageFaults, minorPageFaults() - faultsBefore)
+    }
+
+    // MARK: Paired measurement: ours and raw libsodium interleaved, sample by sample
+
+    /// Per call, from the paired loops' own clock: ours, raw with fresh output, raw with recycled
+    /// output, each timed over the same number of calls within one sample.
+    static let pairedOurs = BenchmarkMetric.custom("pairedOursNs", polarity: .prefersSmaller, useScalingFactor: true)
+    static let pairedRawFresh = BenchmarkMetric.custom("pairedRawFreshNs", polarity: .prefersSmaller, useScalingFactor: true)
+    static let pairedRawRecycled = BenchmarkMetric.custom("pairedRawRecycledNs", polarity: .prefersSmaller, useScalingFactor: true)
+    /// Ours over raw, per sample, in thousandths (1,000 = the same time).
+    static let ratioFresh = BenchmarkMetric.custom("ratioToRawFreshPermille", polarity: .prefersSmaller, useScalingFactor: false)
+    static let ratioRecycled = BenchmarkMetric.custom("ratioToRawRecycledPermille", polarity: .prefersSmaller, useScalingFactor: false)
+
+    /// The configuration of a paired benchmark: the usual metrics plus the paired ones. Samples of
+    /// 1 MiB and more take three loops of tens of milliseconds each, so they get more time.
+    static func pairedConfiguration(_ size: PayloadSize) -> Benchmark.Configuration {
+        var configuration = configuration(scaling: size.scaling)
+        guard !allocationsOnly else { return configuration }
+        let paired = [pairedOurs, pairedRawFresh, pairedRawRecycled, ratioFresh, ratioRecycled]
+        configuration.metrics += paired
+        for metric in paired {
+            configuration.units[metric] = .count
+        }
+        if size.bytes >= 1 << 20 {
+            configuration.maxDuration = .seconds(3)
+        }
+        return configuration
+    }
+
+    private static let pairedSamples = Atomic<Int>(0)
+
+    /// One sample of a paired benchmark: `ours` inside the measurement (wall clock, allocations,
+    /// page faults as in ``measure(_:_:)``), and `rawFresh` and `rawRecycled` for as many calls
+    /// right before or right after it (alternating from sample to sample), outside it. Load from
+    /// other processes drifts over seconds, so a ratio taken within one sample is far steadier on
+    /// a shared machine than a ratio of two benchmarks run seconds apart.
+    @inline(__always)
+    static func measurePaired(_ benchmark: Benchmark, ours: () -> Void, rawFresh: () -> Void, rawRecycled: () -> Void) {
+        if allocationsOnly {
+            measure(benchmark, ours)
+            return
+        }
+        let rawFirst = pairedSamples.wrappingAdd(1, ordering: .relaxed).oldValue & 1 == 0
+        var fresh = 0, recycled = 0
+        if rawFirst {
+            fresh = time(benchmark, rawFresh)
+            recycled = time(benchmark, rawRecycled)
+        }
+        let faultsBefore = minorPageFaults()
+        benchmark.startMeasurement()
+        let start = now()
+        for _ in benchmark.scaledIterations {
+            ours()
+        }
+        let oursNs = now() - start
+        benchmark.stopMeasurement()
+        benchmark.measurement(pageFaults, minorPageFaults() - faultsBefore)
+        if !rawFirst {
+            recycled = time(benchmark, rawRecycled)
+            fresh = time(benchmark, rawFresh)
+        }
+        benchmark.measurement(pairedOurs, oursNs)
+        benchmark.measurement(pairedRawFresh, fresh)
+        benchmark.measurement(pairedRawRecycled, recycled)
+        // package-benchmark 1.38 divides every exported custom metric by the scaling factor
+        // (useScalingFactor notwithstanding), so a ratio is recorded times the calls per sample.
+        let calls = benchmark.scaledIterations.count
+        benchmark.measurement(ratioFresh, oursNs * 1000 * calls / max(1, fresh))
+        benchmark.measurement(ratioRecycled, oursNs * 1000 * calls / max(1, recycled))
+    }
+
+    @inline(__always)
+    private static func time(_ benchmark: Benchmark, _ body: () -> Void) -> Int {
+        let start = now()
+        for _ in benchmark.scaledIterations {
+            body()
+        }
+        return now() - start
+    }
+
+    @inline(__always)
+    static func now() -> Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int(ts.tv_sec) * 1_000_000_000 + Int(ts.tv_nsec)
     }
 
     static func minorPageFaults() -> Int {

@@ -36,25 +36,36 @@ final class SecureCopyFixture: @unchecked Sendable {
 
 func clipboardBenchmarks() {
     for size in PayloadSize.all {
-        let configuration = BenchmarkMode.configuration(scaling: size.scaling)
+        let configuration = BenchmarkMode.pairedConfiguration(size)
 
         // Each copy replaces the pasteboard's item, so the previous envelope is freed each call.
-        Benchmark("SecureCopy copy \(size.label)", configuration: configuration) { benchmark, fixture in
+        // Paired with raw encrypt of the same size (BenchmarkMode.measurePaired).
+        Benchmark("SecureCopy copy \(size.label)", configuration: configuration) { benchmark, pair in
+            let (fixture, raw) = pair
             let item = fixture.item
-            BenchmarkMode.measure(benchmark) {
-                blackHole(try! fixture.broker.copy(item))
-            }
+            let count = raw.ciphertextCount
+            BenchmarkMode.measurePaired(
+                benchmark,
+                ours: { blackHole(try! fixture.broker.copy(item)) },
+                rawFresh: { blackHole(freshBytes(count: count) { out in _ = raw.encrypt(into: out) }) },
+                rawRecycled: { blackHole(raw.encrypt()) })
         } setup: {
-            SecureCopyFixture(size: size.bytes)
+            (SecureCopyFixture(size: size.bytes), SodiumBuffers(size: size.bytes))
         }
 
         // Reads the item the setup's copy sealed (this process: the cached subkey applies).
-        Benchmark("SecureCopy paste \(size.label)", configuration: configuration) { benchmark, fixture in
-            BenchmarkMode.measure(benchmark) {
-                blackHole(fixture.broker.paste())
-            }
+        // Paired with raw decrypt of the same size.
+        Benchmark("SecureCopy paste \(size.label)", configuration: configuration) { benchmark, pair in
+            let (fixture, raw) = pair
+            let count = raw.size
+            let out = raw.plaintextOutput
+            BenchmarkMode.measurePaired(
+                benchmark,
+                ours: { blackHole(fixture.broker.paste()) },
+                rawFresh: { blackHole(freshBytes(count: count) { out in raw.decrypt(into: out) }) },
+                rawRecycled: { raw.decrypt(into: out) })
         } setup: {
-            SecureCopyFixture(size: size.bytes)
+            (SecureCopyFixture(size: size.bytes), SodiumBuffers(size: size.bytes))
         }
     }
 }

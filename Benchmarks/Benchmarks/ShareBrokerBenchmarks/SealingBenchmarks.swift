@@ -147,22 +147,32 @@ func sealingBenchmarks() {
 
         // MARK: ShareBroker
 
-        Benchmark("KeyRing seal \(size.label)", configuration: configuration) { benchmark, fixture in
+        // Paired with raw encrypt / decrypt of the same size (BenchmarkMode.measurePaired).
+        Benchmark("KeyRing seal \(size.label)", configuration: BenchmarkMode.pairedConfiguration(size)) { benchmark, pair in
+            let (fixture, raw) = pair
             let plaintext = fixture.plaintext
-            BenchmarkMode.measure(benchmark) {
-                blackHole(try! fixture.ring.seal(plaintext, itemType: benchItemType))
-            }
+            let count = raw.ciphertextCount
+            BenchmarkMode.measurePaired(
+                benchmark,
+                ours: { blackHole(try! fixture.ring.seal(plaintext, itemType: benchItemType)) },
+                rawFresh: { blackHole(freshBytes(count: count) { out in _ = raw.encrypt(into: out) }) },
+                rawRecycled: { blackHole(raw.encrypt()) })
         } setup: {
-            SealFixture(size: size.bytes)
+            (SealFixture(size: size.bytes), SodiumBuffers(size: size.bytes))
         }
 
-        Benchmark("KeyRing open \(size.label)", configuration: configuration) { benchmark, fixture in
+        Benchmark("KeyRing open \(size.label)", configuration: BenchmarkMode.pairedConfiguration(size)) { benchmark, pair in
+            let (fixture, raw) = pair
             let envelope = fixture.sealedElsewhere
-            BenchmarkMode.measure(benchmark) {
-                blackHole(try! fixture.ring.open(envelope))
-            }
+            let count = raw.size
+            let out = raw.plaintextOutput
+            BenchmarkMode.measurePaired(
+                benchmark,
+                ours: { blackHole(try! fixture.ring.open(envelope)) },
+                rawFresh: { blackHole(freshBytes(count: count) { out in raw.decrypt(into: out) }) },
+                rawRecycled: { raw.decrypt(into: out) })
         } setup: {
-            SealFixture(size: size.bytes)
+            (SealFixture(size: size.bytes), SodiumBuffers(size: size.bytes))
         }
 
         // MARK: Raw libsodium, fresh output (like for like with the API)
@@ -203,13 +213,18 @@ func sealingBenchmarks() {
     // The same page from 64 B: an item this process sealed itself opens with the cached subkey
     // (one HChaCha20 less than an item from another process).
     Benchmark("KeyRing open 64 B (sealed by this process)",
-              configuration: BenchmarkMode.configuration(scaling: .kilo)) { benchmark, fixture in
+              configuration: BenchmarkMode.pairedConfiguration(PayloadSize.all[0])) { benchmark, pair in
+        let (fixture, raw) = pair
         let envelope = fixture.sealedHere
-        BenchmarkMode.measure(benchmark) {
-            blackHole(try! fixture.ring.open(envelope))
-        }
+        let count = raw.size
+        let out = raw.plaintextOutput
+        BenchmarkMode.measurePaired(
+            benchmark,
+            ours: { blackHole(try! fixture.ring.open(envelope)) },
+            rawFresh: { blackHole(freshBytes(count: count) { out in raw.decrypt(into: out) }) },
+            rawRecycled: { raw.decrypt(into: out) })
     } setup: {
-        SealFixture(size: 64)
+        (SealFixture(size: 64), SodiumBuffers(size: 64))
     }
 
     // KeyRing seals items over 1 MiB in 64 KiB secretstream chunks: this is that construction
