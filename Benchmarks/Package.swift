@@ -36,11 +36,23 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // What both benchmark targets share: the run modes (timed / allocations only), the paired
+        // measurement of ours against raw libsodium, payload sizes, raw libsodium fixtures.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "CSodiumBench",
+            ],
+            path: "Sources/BenchmarkSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "ShareBrokerBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
                 "CSodiumBench",
             ],
             path: "Benchmarks/ShareBrokerBenchmarks",
@@ -56,6 +68,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                "BenchmarkSupport",
+                "CSodiumBench",
             ],
             path: "Benchmarks/SwiftCryptoBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],

@@ -3,6 +3,7 @@
 // ring, envelope checks, open (paste). Compare with the raw libsodium rows of the same size.
 
 import Benchmark
+import BenchmarkSupport
 import ShareBroker
 
 let clipboardAppID = "com.acme.bench"

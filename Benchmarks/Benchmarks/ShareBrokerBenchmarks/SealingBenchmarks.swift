@@ -11,36 +11,12 @@
 //   `public.utf8-plain-text`) and draws a fresh nonce every call. Both are part of its cost.
 
 import Benchmark
+import BenchmarkSupport
 import CSodiumBench
 import ShareBroker
 
 /// The item type every sealing benchmark uses (22 bytes: a 57-byte envelope header).
 let benchItemType = PasteboardItem.textType
-
-/// Random bytes from libsodium.
-func randomBytes(_ count: Int) -> [UInt8] {
-    precondition(sodium_init() >= 0, "sodium_init failed")
-    var bytes = [UInt8](repeating: 0, count: count)
-    bytes.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, $0.count) }
-    return bytes
-}
-
-/// A fresh `count`-byte array filled by `fill`, made the way `KeyRing` makes its results: on the
-/// stack then copied once up to 1 KiB (cheaper than a fresh array's set-up on Linux), in place
-/// above.
-@inline(__always)
-func freshBytes(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8] {
-    if count <= 1024 {
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
-            fill(buffer.baseAddress!)
-            return [UInt8](buffer)
-        }
-    }
-    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-        fill(buffer.baseAddress!)
-        initialized = count
-    }
-}
 
 /// A key ring whose key the benchmark knows, a plaintext, and envelopes of it.
 final class SealFixture: @unchecked Sendable {

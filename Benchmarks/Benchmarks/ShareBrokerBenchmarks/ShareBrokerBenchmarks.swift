@@ -5,6 +5,7 @@
 // Names here are the keys of Benchmarks/goals.json: scripts/performance-report.py matches on them.
 
 import Benchmark
+import BenchmarkSupport
 import CSodiumBench
 import ShareBroker
 
@@ -65,70 +66,6 @@ func makeBroker(extra: Int) -> ShareBroker {
     precondition(broker.decideOpenIn(target: whitelistedTarget(), via: .documentInteraction).allowed)
     precondition(!broker.decideOpenIn(target: blockedTarget(), via: .documentInteraction).allowed)
     return broker
-}
-
-/// Buffers for the raw libsodium baselines, allocated and touched once, reused by every call.
-final class SodiumBuffers: @unchecked Sendable {
-    let size: Int
-    let key: UnsafeMutablePointer<UInt8>
-    let nonce: UnsafeMutablePointer<UInt8>
-    let message: UnsafeMutablePointer<UInt8>
-    let output: UnsafeMutablePointer<UInt8>
-    /// `message` sealed under `key` and `nonce` (no AAD): what the decrypt baselines open.
-    let ciphertext: UnsafeMutablePointer<UInt8>
-    /// Where the recycled decrypt baseline writes the plaintext (touched once).
-    let plaintextOutput: UnsafeMutablePointer<UInt8>
-
-    init(size: Int) {
-        precondition(sodium_init() >= 0, "sodium_init failed")
-        self.size = size
-        key = .allocate(capacity: Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES))
-        nonce = .allocate(capacity: Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))
-        message = .allocate(capacity: size)
-        output = .allocate(capacity: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
-        crypto_aead_xchacha20poly1305_ietf_keygen(key)
-        randombytes_buf(nonce, Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))
-        randombytes_buf(message, size)
-        // Touch every output page now: the benchmark measures recycled memory, not page faults.
-        output.initialize(repeating: 0, count: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
-        ciphertext = .allocate(capacity: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
-        plaintextOutput = .allocate(capacity: max(1, size))
-        plaintextOutput.initialize(repeating: 0, count: max(1, size))
-        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(ciphertext, nil, message, UInt64(size), nil, 0, nil, nonce, key)
-    }
-
-    deinit {
-        key.deallocate()
-        nonce.deallocate()
-        message.deallocate()
-        output.deallocate()
-        ciphertext.deallocate()
-        plaintextOutput.deallocate()
-    }
-
-    var ciphertextCount: Int { size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES) }
-
-    /// One seal into the reused output buffer. The nonce is fixed: this measures the cipher, not
-    /// nonce generation (never reuse a nonce outside a benchmark).
-    @inline(__always)
-    func encrypt() -> Int32 {
-        crypto_aead_xchacha20poly1305_ietf_encrypt(output, nil, message, UInt64(size), nil, 0, nil, nonce, key)
-    }
-
-    /// One seal into `destination` (at least `ciphertextCount` bytes).
-    @inline(__always)
-    func encrypt(into destination: UnsafeMutablePointer<UInt8>) -> Int32 {
-        crypto_aead_xchacha20poly1305_ietf_encrypt(destination, nil, message, UInt64(size), nil, 0, nil, nonce, key)
-    }
-
-    /// One verified decryption of `ciphertext` into `destination` (at least `size` bytes).
-    /// Fails (traps) if authentication fails: the benchmark must not time an early exit.
-    @inline(__always)
-    func decrypt(into destination: UnsafeMutablePointer<UInt8>) {
-        let status = crypto_aead_xchacha20poly1305_ietf_decrypt(
-            destination, nil, nil, ciphertext, UInt64(ciphertextCount), nil, 0, nonce, key)
-        precondition(status == 0, "raw decrypt failed")
-    }
 }
 
 // MARK: - Benchmarks

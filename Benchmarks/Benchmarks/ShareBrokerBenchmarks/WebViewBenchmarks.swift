@@ -2,6 +2,7 @@
 // resolved by handle (the hot path) and by id (what copy(fromWebView:) does).
 
 import Benchmark
+import BenchmarkSupport
 import ShareBroker
 
 /// 10,000 nodes in 10 levels: one root (policy currentIdentity), then 1,111 nodes on each of

@@ -9,13 +9,13 @@ import Glibc
 import Darwin
 #endif
 
-enum BenchmarkMode {
+public enum BenchmarkMode {
     /// `SHAREBROKER_BENCH_ALLOCATIONS_ONLY=1` (set by `scripts/performance-report.py
     /// --check-allocations`): every sample is exactly one call (scaling factor 1) so the
     /// `mallocCountTotal` of each sample is the exact count of one call, never an average rounded
     /// down; a few dozen samples per benchmark, so the whole pass takes seconds. Wall-clock figures
     /// from this mode mean nothing.
-    static let allocationsOnly: Bool = {
+    public static let allocationsOnly: Bool = {
         guard let value = getenv("SHAREBROKER_BENCH_ALLOCATIONS_ONLY") else { return false }
         let text = String(cString: value)
         return !text.isEmpty && text != "0"
@@ -24,10 +24,10 @@ enum BenchmarkMode {
     /// Minor page faults during the measured loop (`getrusage`), per call. Shows whether a
     /// benchmark writes into fresh pages (the kernel maps and zeroes each 4 KiB page on first
     /// touch) or recycled ones.
-    static let pageFaults = BenchmarkMetric.custom("pageFaults", polarity: .prefersSmaller, useScalingFactor: true)
+    public static let pageFaults = BenchmarkMetric.custom("pageFaults", polarity: .prefersSmaller, useScalingFactor: true)
 
     /// The configuration for a benchmark whose samples each time `scaling` calls.
-    static func configuration(scaling: BenchmarkScalingFactor) -> Benchmark.Configuration {
+    public static func configuration(scaling: BenchmarkScalingFactor) -> Benchmark.Configuration {
         if allocationsOnly {
             return .init(
                 metrics: [.mallocCountTotal],
@@ -53,8 +53,8 @@ enum BenchmarkMode {
 
     /// Runs `body` `benchmark.scaledIterations` times between start and stop of the measurement,
     /// and records the minor page faults of the loop.
-    @inline(__always)
-    static func measure(_ benchmark: Benchmark, _ body: () -> Void) {
+    @inlinable
+    public static func measure(_ benchmark: Benchmark, _ body: () -> Void) {
         let faultsBefore = minorPageFaults()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -68,16 +68,16 @@ enum BenchmarkMode {
 
     /// Per call, from the paired loops' own clock: ours, raw with fresh output, raw with recycled
     /// output, each timed over the same number of calls within one sample.
-    static let pairedOurs = BenchmarkMetric.custom("pairedOursNs", polarity: .prefersSmaller, useScalingFactor: true)
-    static let pairedRawFresh = BenchmarkMetric.custom("pairedRawFreshNs", polarity: .prefersSmaller, useScalingFactor: true)
-    static let pairedRawRecycled = BenchmarkMetric.custom("pairedRawRecycledNs", polarity: .prefersSmaller, useScalingFactor: true)
+    public static let pairedOurs = BenchmarkMetric.custom("pairedOursNs", polarity: .prefersSmaller, useScalingFactor: true)
+    public static let pairedRawFresh = BenchmarkMetric.custom("pairedRawFreshNs", polarity: .prefersSmaller, useScalingFactor: true)
+    public static let pairedRawRecycled = BenchmarkMetric.custom("pairedRawRecycledNs", polarity: .prefersSmaller, useScalingFactor: true)
     /// Ours over raw, per sample, in thousandths (1,000 = the same time).
-    static let ratioFresh = BenchmarkMetric.custom("ratioToRawFreshPermille", polarity: .prefersSmaller, useScalingFactor: false)
-    static let ratioRecycled = BenchmarkMetric.custom("ratioToRawRecycledPermille", polarity: .prefersSmaller, useScalingFactor: false)
+    public static let ratioFresh = BenchmarkMetric.custom("ratioToRawFreshPermille", polarity: .prefersSmaller, useScalingFactor: false)
+    public static let ratioRecycled = BenchmarkMetric.custom("ratioToRawRecycledPermille", polarity: .prefersSmaller, useScalingFactor: false)
 
     /// The configuration of a paired benchmark: the usual metrics plus the paired ones. Samples of
     /// 1 MiB and more take three loops of tens of milliseconds each, so they get more time.
-    static func pairedConfiguration(_ size: PayloadSize) -> Benchmark.Configuration {
+    public static func pairedConfiguration(_ size: PayloadSize) -> Benchmark.Configuration {
         var configuration = configuration(scaling: size.scaling)
         guard !allocationsOnly else { return configuration }
         let paired = [pairedOurs, pairedRawFresh, pairedRawRecycled, ratioFresh, ratioRecycled]
@@ -91,15 +91,16 @@ enum BenchmarkMode {
         return configuration
     }
 
-    private static let pairedSamples = Atomic<Int>(0)
+    @usableFromInline
+    static let pairedSamples = Atomic<Int>(0)
 
     /// One sample of a paired benchmark: `ours` inside the measurement (wall clock, allocations,
     /// page faults as in ``measure(_:_:)``), and `rawFresh` and `rawRecycled` for as many calls
     /// right before or right after it (alternating from sample to sample), outside it. Load from
     /// other processes drifts over seconds, so a ratio taken within one sample is far steadier on
     /// a shared machine than a ratio of two benchmarks run seconds apart.
-    @inline(__always)
-    static func measurePaired(_ benchmark: Benchmark, ours: () -> Void, rawFresh: () -> Void, rawRecycled: () -> Void) {
+    @inlinable
+    public static func measurePaired(_ benchmark: Benchmark, ours: () -> Void, rawFresh: () -> Void, rawRecycled: () -> Void) {
         if allocationsOnly {
             measure(benchmark, ours)
             return
@@ -133,8 +134,8 @@ enum BenchmarkMode {
         benchmark.measurement(ratioRecycled, oursNs * 1000 * calls / max(1, recycled))
     }
 
-    @inline(__always)
-    private static func time(_ benchmark: Benchmark, _ body: () -> Void) -> Int {
+    @inlinable
+    static func time(_ benchmark: Benchmark, _ body: () -> Void) -> Int {
         let start = now()
         for _ in benchmark.scaledIterations {
             body()
@@ -142,13 +143,14 @@ enum BenchmarkMode {
         return now() - start
     }
 
-    @inline(__always)
-    static func now() -> Int {
+    @inlinable
+    public static func now() -> Int {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int(ts.tv_sec) * 1_000_000_000 + Int(ts.tv_nsec)
     }
 
+    @usableFromInline
     static func minorPageFaults() -> Int {
         var usage = rusage()
         #if canImport(Glibc)
@@ -163,14 +165,20 @@ enum BenchmarkMode {
 
 /// Payload sizes of the sealing, copy and paste benchmarks. Names end with the label, e.g.
 /// "KeyRing seal 64 KiB"; Benchmarks/goals.json and scripts/performance-report.py key on them.
-struct PayloadSize: @unchecked Sendable {
-    let label: String
-    let bytes: Int
+public struct PayloadSize: @unchecked Sendable {
+    public let label: String
+    public let bytes: Int
     /// Calls per sample in the timed run: 1,000 for the small sizes so a sample is long enough
     /// to time to the nanosecond.
-    let scaling: BenchmarkScalingFactor
+    public let scaling: BenchmarkScalingFactor
 
-    static let all: [PayloadSize] = [
+    public init(label: String, bytes: Int, scaling: BenchmarkScalingFactor) {
+        self.label = label
+        self.bytes = bytes
+        self.scaling = scaling
+    }
+
+    public static let all: [PayloadSize] = [
         PayloadSize(label: "64 B", bytes: 64, scaling: .kilo),
         PayloadSize(label: "1 KiB", bytes: 1024, scaling: .kilo),
         PayloadSize(label: "64 KiB", bytes: 64 << 10, scaling: .one),
