@@ -26,6 +26,10 @@ public enum BenchmarkMode {
     /// touch) or recycled ones.
     public static let pageFaults = BenchmarkMetric.custom("pageFaults", polarity: .prefersSmaller, useScalingFactor: true)
 
+    /// `SHAREBROKER_BENCH_SECONDS=N`: run each benchmark for N seconds instead of 1 (3 for the
+    /// paired ones of 1 MiB and more), e.g. to attach `perf record -a` to one benchmark.
+    static let seconds: Int? = getenv("SHAREBROKER_BENCH_SECONDS").flatMap { Int(String(cString: $0)) }
+
     /// The configuration for a benchmark whose samples each time `scaling` calls.
     public static func configuration(scaling: BenchmarkScalingFactor) -> Benchmark.Configuration {
         if allocationsOnly {
@@ -46,7 +50,7 @@ public enum BenchmarkMode {
             units: [pageFaults: .count],
             warmupIterations: 10,
             scalingFactor: scaling,
-            maxDuration: .seconds(1),
+            maxDuration: .seconds(seconds ?? 1),
             maxIterations: 1_000_000
         )
     }
@@ -85,7 +89,7 @@ public enum BenchmarkMode {
         for metric in paired {
             configuration.units[metric] = .count
         }
-        if size.bytes >= 1 << 20 {
+        if size.bytes >= 1 << 20 && seconds == nil {
             configuration.maxDuration = .seconds(3)
         }
         return configuration
