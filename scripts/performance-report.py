@@ -607,7 +607,8 @@ def throughput_svg(panels, machine):
         out.append(f'<text x="{left + pw / 2}" y="{top + ph + 38}" text-anchor="middle" fill="#333">payload size</text>')
         out.append(f'<text transform="translate({left - 48},{top + ph / 2}) rotate(-90)" text-anchor="middle" '
                    'fill="#333">GB/s</text>')
-        for label in sorted(panels[panel], key=lambda l: SERIES_ORDER.index(l) if l in SERIES_ORDER else 99):
+        # ShareBroker last, so its line stays visible where it lies on raw libsodium's.
+        for label in sorted(panels[panel], key=lambda l: -(SERIES_ORDER.index(l) if l in SERIES_ORDER else 99)):
             colour, dash, width, marker = SERIES_STYLE.get(label, ("#777", "", 2, "circle"))
             pts = [(px(n, left), py(g)) for n, g in panels[panel][label]]
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
