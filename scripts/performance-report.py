@@ -6,6 +6,8 @@ and docs/performance-throughput.svg; or checks allocation counts against Benchma
     python3 scripts/performance-report.py --skip-run          # rewrite the report from the last run
     python3 scripts/performance-report.py --check             # also exit 1 when a goal is not met
     python3 scripts/performance-report.py --check-allocations # CI: allocations per call only, no report
+    python3 scripts/performance-report.py --filter REGEX      # a few benchmarks; results and report go to
+                                                              # Benchmarks/.benchmark-results-filtered/
 
 Three passes, all in release builds:
 1. the timed run: every benchmark target, package-benchmark's `histogramPercentiles` export (one
@@ -79,7 +81,7 @@ def clear_dir(path):
 
 def run_benchmarks(results, filter_regex):
     clear_dir(results)
-    args = ["--format", "histogramPercentiles", "--path", RESULTS_DIR_NAME, "--no-progress"]
+    args = ["--format", "histogramPercentiles", "--path", results.name, "--no-progress"]
     if filter_regex:
         args += ["--filter", filter_regex]
     code, _ = swift_benchmark(args)
@@ -91,7 +93,7 @@ def run_allocation_pass(alloc_dir, filter_regex=None):
     """ShareBrokerBenchmarks in allocations-only mode: one call per sample, mallocCountTotal only."""
     clear_dir(alloc_dir)
     args = ["--target", MAIN_TARGET, "--metric", "mallocCountTotal", "--format", "histogramPercentiles",
-            "--path", ALLOC_DIR_NAME, "--no-progress"]
+            "--path", alloc_dir.name, "--no-progress"]
     if filter_regex:
         args += ["--filter", filter_regex]
     code, out = swift_benchmark(args, capture=True, env={ALLOC_ENV: "1"})
@@ -796,8 +798,9 @@ def render(rows, machine, stacks, svg_written):
     L.append("* Ratios to raw libsodium: median of per-sample ratios from the paired loops (ours and raw "
              "interleaved within each sample; 25th-75th percentile in brackets), so load that other processes "
              "put on the shared cores affects both sides alike. `†`: the median of this row over the median of "
-             "the comparison row, two benchmarks run seconds apart "
-             "target): read those as rough. `‡`: through raw libsodium: both rows were paired with raw libsodium (fresh output) and this is the quotient of their two paired ratios. Raw libsodium uses no AAD and a fixed nonce; KeyRing authenticates "
+             "the comparison row, two benchmarks run seconds apart: read those as rough. `‡`: through raw "
+             "libsodium: both rows were paired with raw libsodium (fresh output) and this is the quotient of their "
+             "two paired ratios. Raw libsodium uses no AAD and a fixed nonce; KeyRing authenticates "
              "its 57-byte header and draws a nonce per call, which is part of what the ratio shows.")
     L.append("* The raw rows listed on their own (`libsodium ...`) are separate benchmarks of the same calls: "
              "absolute figures for reference, taken at a different moment than the paired loops.")
@@ -938,8 +941,13 @@ def main():
     args = ap.parse_args()
 
     goals = json.loads(GOALS_FILE.read_text())["benchmarks"]
-    results = BENCH_DIR / RESULTS_DIR_NAME
-    alloc_dir = BENCH_DIR / ALLOC_DIR_NAME
+    # A --filter run keeps its results apart, so a partial run never replaces the full run's data
+    # (which --skip-run and the committed report are made from).
+    suffix = "-filtered" if args.filter else ""
+    results = BENCH_DIR / (RESULTS_DIR_NAME + suffix)
+    alloc_dir = BENCH_DIR / (ALLOC_DIR_NAME + suffix)
+    if suffix and args.output == DEFAULT_OUTPUT:
+        args.output = results / "PERFORMANCE.md"
     machine_file = results / "machine.json"
 
     if args.check_allocations:
