@@ -16,7 +16,7 @@ FUZZ_TARGETS = \
 	FuzzAgentFrame \
 	FuzzSecureFile
 
-.PHONY: deps demo test build bench fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
+.PHONY: deps demo test build bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium; then \
@@ -67,5 +67,10 @@ sanitize-thread: deps
 bench: deps
 	python3 scripts/performance-report.py --wait-quiet 300
 
+# Deterministic regression check for CI: allocations per call of every ShareBroker benchmark
+# against Benchmarks/goals.json (release build of the Benchmarks package; no timing gated).
+bench-check-allocations: deps
+	python3 scripts/performance-report.py --check-allocations
+
 clean:
-	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results
+	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results*

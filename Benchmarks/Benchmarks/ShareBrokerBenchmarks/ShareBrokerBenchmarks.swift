@@ -5,6 +5,7 @@
 // Names here are the keys of Benchmarks/goals.json: scripts/performance-report.py matches on them.
 
 import Benchmark
+import BenchmarkSupport
 import CSodiumBench
 import ShareBroker
 
@@ -51,10 +52,12 @@ func makeBroker(extra: Int) -> ShareBroker {
     var whitelist: Set<String> = ["com.acme.documentviewer", "com.acme.mail", "com.acme.notes",
                                   "com.acme.browser", "com.acme.pdf"]
     for i in 0 ..< extra { whitelist.insert("com.example.managed.app\(i)") }
-    let platform = Platform(outbox: DiscardingOutbox(), urlOpener: DiscardingURLOpener(),
-                            reportSink: DiscardingReportSink())
-    let broker = ShareBroker(appID: "com.acme.bench", platform: platform)
+    let broker: ShareBroker
     do {
+        let platform = Platform(outbox: DiscardingOutbox(), urlOpener: DiscardingURLOpener(),
+                                reportSink: DiscardingReportSink(), pasteboard: InMemoryPasteboard(),
+                                secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
+        broker = ShareBroker(appID: "com.acme.bench", platform: platform)
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(whitelist)))
     } catch {
@@ -65,65 +68,22 @@ func makeBroker(extra: Int) -> ShareBroker {
     return broker
 }
 
-/// Buffers for the raw libsodium baselines, allocated and touched once, reused by every call.
-final class SodiumBuffers: @unchecked Sendable {
-    let size: Int
-    let key: UnsafeMutablePointer<UInt8>
-    let nonce: UnsafeMutablePointer<UInt8>
-    let message: UnsafeMutablePointer<UInt8>
-    let output: UnsafeMutablePointer<UInt8>
-
-    init(size: Int) {
-        precondition(sodium_init() >= 0, "sodium_init failed")
-        self.size = size
-        key = .allocate(capacity: Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES))
-        nonce = .allocate(capacity: Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))
-        message = .allocate(capacity: size)
-        output = .allocate(capacity: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
-        crypto_aead_xchacha20poly1305_ietf_keygen(key)
-        randombytes_buf(nonce, Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))
-        randombytes_buf(message, size)
-        // Touch every output page now: the benchmark measures recycled memory, not page faults.
-        output.initialize(repeating: 0, count: size + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
-    }
-
-    /// One seal into the reused output buffer. The nonce is fixed: this measures the cipher, not
-    /// nonce generation (never reuse a nonce outside a benchmark).
-    @inline(__always)
-    func encrypt() -> Int32 {
-        crypto_aead_xchacha20poly1305_ietf_encrypt(output, nil, message, UInt64(size), nil, 0, nil, nonce, key)
-    }
-}
-
 // MARK: - Benchmarks
 
 let benchmarks: @Sendable () -> Void = {
     // Every time figure is recorded in nanoseconds so integer rounding never hides a decision.
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 10,
-        maxDuration: .seconds(1),
-        maxIterations: 1_000_000
-    )
-    let nanoConfiguration = Benchmark.Configuration(
-        metrics: [.wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 10,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 1_000_000
-    )
+    // In allocations-only mode (the CI check) every sample is one call, so allocation counts are
+    // exact per call; see BenchmarkMode.swift.
+    Benchmark.defaultConfiguration = BenchmarkMode.configuration(scaling: .one)
+    let nanoConfiguration = BenchmarkMode.configuration(scaling: .kilo)
 
     // Decisions: a snapshot load and a set lookup. .kilo: each sample times 1,000 decisions.
     for (label, extra) in [("small whitelist", 0), ("10k whitelist", 10_000)] {
         Benchmark("OpenIn decision allowed (\(label))", configuration: nanoConfiguration) { benchmark, broker in
             let target = whitelistedTarget()
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            BenchmarkMode.measure(benchmark) {
                 blackHole(broker.decideOpenIn(target: target, via: .documentInteraction))
             }
-            benchmark.stopMeasurement()
         } setup: {
             makeBroker(extra: extra)
         }
@@ -135,37 +95,34 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("OpenIn blocked with dummy (\(label))") { benchmark, broker in
             let document = OutboundDocument(name: "Q3 forecast.xlsx", bytes: [UInt8](repeating: 0x5A, count: 4096))
             let target = blockedTarget()
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            BenchmarkMode.measure(benchmark) {
                 do {
                     blackHole(try broker.openIn(document, target: target, via: .documentInteraction))
                 } catch {
                     fatalError("openIn: \(error)")
                 }
             }
-            benchmark.stopMeasurement()
         } setup: {
             makeBroker(extra: extra)
         }
     }
 
     // Raw libsodium baselines, same run, same process kind: XChaCha20-Poly1305-IETF encrypt, no
-    // AAD, output buffer reused. Small payloads use .kilo so each sample covers 1,000 seals.
-    let sizes: [(label: String, bytes: Int, scaling: BenchmarkScalingFactor)] = [
-        ("64 B", 64, .kilo), ("1 KiB", 1024, .kilo), ("64 KiB", 65_536, .one), ("1 MiB", 1 << 20, .one),
-    ]
-    for size in sizes {
-        var configuration = Benchmark.defaultConfiguration
-        configuration.scalingFactor = size.scaling
-        Benchmark("libsodium xchacha20poly1305 encrypt \(size.label)", configuration: configuration) { benchmark, buffers in
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+    // AAD, output buffer reused (recycled memory). Small payloads use .kilo so each sample covers
+    // 1,000 seals. The fresh-output and decrypt baselines are in SealingBenchmarks.swift.
+    for size in PayloadSize.all {
+        Benchmark("libsodium xchacha20poly1305 encrypt \(size.label)",
+                  configuration: BenchmarkMode.configuration(scaling: size.scaling)) { benchmark, buffers in
+            BenchmarkMode.measure(benchmark) {
                 blackHole(buffers.encrypt())
             }
-            benchmark.stopMeasurement()
             blackHole(buffers.output.pointee)
         } setup: {
             SodiumBuffers(size: size.bytes)
         }
     }
+
+    sealingBenchmarks()
+    clipboardBenchmarks()
+    webViewBenchmarks()
 }
