@@ -244,7 +244,9 @@ def machine_info(load_before, load_after, during, quiet, seconds):
         "quiet": quiet,
         "seconds": seconds,
         "commit": command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]) or "unknown",
-        "dirty": bool(command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])),
+        # Changes to the generated report itself do not count.
+        "dirty": bool(command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--",
+                                      ".", ":!docs/PERFORMANCE.md", ":!docs/" + SVG_NAME])),
     }
     info.update(package_versions())
     return info
