@@ -756,9 +756,14 @@ def render(rows, machine, stacks, svg_written):
              "*recycled output*: one buffer allocated and touched before the run, no allocation or page fault "
              "per call (issue 3's \"preallocated buffers\").")
     big_faults = [r.get("page_faults") for r in rows
-                  if r.get("page_faults") is not None and (r["goal"].get("payload_bytes") or 0) >= 1 << 20]
+                  if r.get("page_faults") is not None and (r["goal"].get("payload_bytes") or 0) >= 1 << 20
+                  and not r["name"].startswith("swift-crypto")]
+    faulting = [f"{r['name']} ({fmt_count(round(r['page_faults']))} per call)" for r in rows
+                if (r.get("page_faults") or 0) >= 1]
     if big_faults and max(big_faults) < 1:
-        L.append("* Page faults: none per call in steady state, even at 16 MiB (median of the page-fault column). "
+        L.append("* Page faults: none per call in steady state for ShareBroker and raw libsodium, even at 16 MiB "
+                 "(median of the page-fault column"
+                 + (f"; the exceptions: {', '.join(faulting)}" if faulting else "") + "). "
                  "glibc raises its mmap threshold after the first large block is freed (up to 32 MiB), so the next "
                  "buffer of that size is recycled from the heap rather than mapped fresh; fresh output then costs "
                  "one allocation and no page faults. The ~1.65x that reference.md measured for fresh pages at 1 MiB "
