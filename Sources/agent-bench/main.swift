@@ -126,7 +126,10 @@ do {
         let response = core.setPolicy(device(print: round % 2 == 0 ? "unauthorized" : "authorized"))
         installs.append(Double(now() - start))
         precondition(response.ok, response.message)
-        if allAcknowledged.wait(timeout: .now() + 5) == .timedOut { fatalError("push round \(round) timed out") }
+        if allAcknowledged.wait(timeout: .now() + 5) == .timedOut {
+            FileHandle.standardError.write(Data("agent-bench: push round \(round) timed out\n".utf8))
+            exit(1)
+        }
         samples.append(Double(now() - start))
     }
     let p99 = percentile(samples, 0.99)
