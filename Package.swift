@@ -26,6 +26,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ShareBroker", targets: ["ShareBroker"]),
+        .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
         .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
         .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
         .executable(name: "sharebroker", targets: ["sharebroker"]),
@@ -46,6 +47,12 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // libxcb with XFixes, found through pkg-config. Only Sources/ShareBrokerLinux/X11 imports it.
+        .systemLibrary(
+            name: "CXCB",
+            pkgConfig: "xcb-xfixes",
+            providers: [.apt(["libxcb1-dev", "libxcb-xfixes0-dev"])]
+        ),
         // The library host apps link.
         .target(
             name: "ShareBroker",
@@ -53,6 +60,13 @@ let package = Package(
                 "CSodium",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift6
+        ),
+        // The Linux adapters behind the core's platform protocols. X11/: the X11 clipboard
+        // (CLIPBOARD and PRIMARY selections over libxcb).
+        .target(
+            name: "ShareBrokerLinux",
+            dependencies: ["ShareBroker", "CXCB"],
             swiftSettings: strictSwift6
         ),
         // The policy simulator (JSON Lines contract) and the demo scenario, over the real library.
@@ -135,6 +149,7 @@ let package = Package(
                 "ShareBrokerPolicyDocument",
                 "ShareBrokerAgentClient",
                 "ShareBrokerAgentProtocol",
+                "ShareBrokerLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -183,6 +198,18 @@ let package = Package(
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerAgentClient",
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The Linux adapters. X11/: end-to-end tests against Xvfb, xclip and xsel started by the
+        // tests (skipped, with the reason, where those are not installed).
+        .testTarget(
+            name: "ShareBrokerLinuxTests",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerLinux",
+                "CXCB",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift6
         ),

@@ -4,6 +4,11 @@ public enum ServerConfigKey {
     public static let disableSchemeBlocking = "MI_AC_DISABLE_SCHEME_BLOCKING"
     /// Which apps may read shared encrypted data.
     public static let sharedGroupID = "MI_AC_SHARED_GROUP_ID"
+    /// The text a desktop clipboard adapter offers under every text target in place of a
+    /// SecureCopy item (unmanaged apps paste this). Default: ``defaultClipboardPlaceholder``.
+    public static let clipboardPlaceholder = "SHAREBROKER_CLIPBOARD_PLACEHOLDER"
+    /// The placeholder when the config names none.
+    public static let defaultClipboardPlaceholder = "Your organization's data cannot be pasted here."
 }
 
 /// Bundle ids with a fixed meaning in the Open In rules.

@@ -1,0 +1,85 @@
+import CXCB
+import ShareBroker
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads X selections as a requestor (ICCCM 2.4), on a connection of its own: asks the owner to
+/// convert, waits (bounded) for its SelectionNotify, and reads the property, through `INCR`
+/// when the owner sends it in pieces. Not thread-safe: callers hold a lock around it.
+final class SelectionReader {
+    let conn: XConnection
+    private let property: UInt32
+    private let atomIncr: UInt32
+    /// The most bytes one conversion may bring.
+    let limit: Int
+
+    init(display: String?, limit: Int) throws(X11PasteboardError) {
+        conn = try XConnection(display: display)
+        conn.intern(["CLIPBOARD", "TARGETS", "INCR", "_SHAREBROKER_PASTE", "UTF8_STRING", "STRING", "TEXT",
+                     "text/plain;charset=utf-8", "text/plain", "text/html", "image/png", SealedSet.targetName])
+        property = conn.atom("_SHAREBROKER_PASTE")
+        atomIncr = conn.atom("INCR")
+        self.limit = limit
+    }
+
+    /// The targets the owner of `selection` offers (atoms), or `nil` if it has none or did not answer.
+    func targets(of selection: UInt32, timeout: Duration) throws(X11PasteboardError) -> [UInt32]? {
+        guard let reply = try convert(selection, target: conn.atom("TARGETS"), timeout: timeout), reply.format == 32 else {
+            return nil
+        }
+        return reply.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }
+    }
+
+    /// Converts `selection` to `target`; `nil` when there is no owner or it refused.
+    func convert(_ selection: UInt32, target: UInt32, timeout: Duration) throws(X11PasteboardError) -> (type: UInt32, format: UInt8, bytes: [UInt8])? {
+        guard conn.owner(of: selection) != nil else { return nil }
+        let deadline = ContinuousClock.now + timeout
+        xcb_delete_property(conn.connection, conn.window, property)
+        xcb_convert_selection(conn.connection, conn.window, selection, target, property, X11.currentTime)
+        conn.flush()
+        // Wait for the owner's answer to this request.
+        var answered = false
+        while let event = conn.waitEvent(until: deadline) {
+            guard event.code == X11.selectionNotify else { continue }
+            let notify = event.load(as: xcb_selection_notify_event_t.self)
+            guard notify.requestor == conn.window, notify.selection == selection, notify.target == target else { continue }
+            if notify.property == X11.none { return nil }
+            answered = true
+            break
+        }
+        guard answered else {
+            throw conn.hasError ? .connectionLost : .timedOut("waiting for the clipboard owner to answer")
+        }
+        guard let first = try conn.getProperty(conn.window, property, delete: true, limit: limit) else { return nil }
+        conn.flush()
+        guard first.type == atomIncr else { return first }
+        // INCR: deleting the property asked for the first piece; each new value is the next one,
+        // an empty one ends the transfer.
+        var out: [UInt8] = []
+        var type = X11.none
+        var format: UInt8 = 8
+        while true {
+            var got = false
+            while let event = conn.waitEvent(until: ContinuousClock.now + timeout) {
+                guard event.code == X11.propertyNotify else { continue }
+                let notify = event.load(as: xcb_property_notify_event_t.self)
+                if notify.window == conn.window && notify.atom == property && notify.state == X11.propertyNewValue {
+                    got = true
+                    break
+                }
+            }
+            guard got else {
+                out.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+                throw conn.hasError ? .connectionLost : .timedOut("waiting for the next piece of a large clipboard item")
+            }
+            guard let piece = try conn.getProperty(conn.window, property, delete: true, limit: limit - out.count) else { continue }
+            conn.flush()
+            if piece.bytes.isEmpty { break }
+            type = piece.type
+            format = piece.format
+            out.append(contentsOf: piece.bytes)
+        }
+        return (type, format, out)
+    }
+}
