@@ -53,6 +53,10 @@ final class AgentHarness: @unchecked Sendable {
         env["SHAREBROKER_RUNTIME_DIR"] = root
         env["SHAREBROKER_SOCKET"] = nil
         env["SHAREBROKER_PASTEBOARD"] = nil
+        // The host pasteboard file, even on a desktop (sharebroker copy/paste pick x11 or
+        // wayland from these).
+        env["DISPLAY"] = nil
+        env["WAYLAND_DISPLAY"] = nil
         return env
     }
 
