@@ -14,7 +14,8 @@ FUZZ_TARGETS = \
 	FuzzIntuneImport \
 	FuzzSimulatorLine \
 	FuzzAgentFrame \
-	FuzzSecureFile
+	FuzzSecureFile \
+	FuzzSealedSet
 
 .PHONY: deps demo test build bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
 

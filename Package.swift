@@ -19,6 +19,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzSimulatorLine", ["ShareBrokerSimulator", .product(name: "Logging", package: "swift-log")]),
     ("FuzzAgentFrame", ["ShareBrokerAgentProtocol"]),
     ("FuzzSecureFile", ["ShareBroker"]),
+    ("FuzzSealedSet", ["ShareBroker"]),
 ]
 
 let package = Package(
