@@ -34,12 +34,17 @@ public struct CopyResult: Sendable, Hashable {
 /// Reading the general pasteboard: clear items as they are, sealed items only with the group keys.
 public enum PasteboardReader {
     /// The first item on `items` that a reader holding `keyRing` (or none) can read, in plaintext.
-    /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as nothing.
+    /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as
+    /// nothing and the next item is tried: a desktop clipboard offers a SecureCopy item's sealed
+    /// representations followed by the placeholder text, which is what an app that may not open
+    /// them pastes (like any unmanaged app). Items only sealed read as nothing.
     public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?) -> PasteboardItem? {
-        guard let item = items.first else { return nil }
-        guard item.type == PasteboardItem.sealedType else { return item }
-        guard let keyRing, let opened = try? keyRing.open(item.bytes) else { return nil }
-        return PasteboardItem(type: opened.itemType, bytes: opened.plaintext)
+        for item in items {
+            guard item.type == PasteboardItem.sealedType else { return item }
+            guard let keyRing, let opened = try? keyRing.open(item.bytes) else { continue }
+            return PasteboardItem(type: opened.itemType, bytes: opened.plaintext)
+        }
+        return nil
     }
 }
 

@@ -9,16 +9,19 @@ import Glibc
 /// when the owner sends it in pieces. Not thread-safe: callers hold a lock around it.
 final class SelectionReader {
     let conn: XConnection
-    private let property: UInt32
+    private var slots: [UInt32] = []
     private let atomIncr: UInt32
     /// The most bytes one conversion may bring.
     let limit: Int
 
     init(display: String?, limit: Int) throws(X11PasteboardError) {
-        conn = try XConnection(display: display)
+        let conn = try XConnection(display: display)
+        self.conn = conn
         conn.intern(["CLIPBOARD", "TARGETS", "INCR", "_SHAREBROKER_PASTE", "UTF8_STRING", "STRING", "TEXT",
                      "text/plain;charset=utf-8", "text/plain", "text/html", "image/png", SealedSet.targetName])
-        property = conn.atom("_SHAREBROKER_PASTE")
+        let names = (0..<4).map { "_SHAREBROKER_PASTE_\($0)" }
+        conn.intern(names)
+        slots = names.map { conn.atom($0) }
         atomIncr = conn.atom("INCR")
         self.limit = limit
     }
@@ -33,24 +36,48 @@ final class SelectionReader {
 
     /// Converts `selection` to `target`; `nil` when there is no owner or it refused.
     func convert(_ selection: UInt32, target: UInt32, timeout: Duration) throws(X11PasteboardError) -> (type: UInt32, format: UInt8, bytes: [UInt8])? {
-        guard conn.owner(of: selection) != nil else { return nil }
+        try convert(selection, targets: [target], timeout: timeout).first ?? nil
+    }
+
+    /// Converts `selection` to up to four `targets` at once: the requests go out together and
+    /// the owner answers them in one round trip (large answers then follow by INCR, one after
+    /// the other). Each answer is `nil` where the owner refused; all are `nil` without an owner.
+    func convert(_ selection: UInt32, targets: [UInt32], timeout: Duration) throws(X11PasteboardError) -> [(type: UInt32, format: UInt8, bytes: [UInt8])?] {
+        let targets = Array(targets.prefix(slots.count))
+        guard conn.owner(of: selection) != nil else { return targets.map { _ in nil } }
         let deadline = ContinuousClock.now + timeout
-        xcb_delete_property(conn.connection, conn.window, property)
-        xcb_convert_selection(conn.connection, conn.window, selection, target, property, X11.currentTime)
+        for (index, target) in targets.enumerated() {
+            xcb_delete_property(conn.connection, conn.window, slots[index])
+            xcb_convert_selection(conn.connection, conn.window, selection, target, slots[index], X11.currentTime)
+        }
         conn.flush()
-        // Wait for the owner's answer to this request.
-        var answered = false
-        while let event = conn.waitEvent(until: deadline) {
+        // Wait for the owner's answer to each request.
+        var answers = [UInt32?](repeating: nil, count: targets.count)
+        var pending = targets.count
+        while pending > 0, let event = conn.waitEvent(until: deadline) {
             guard event.code == X11.selectionNotify else { continue }
             let notify = event.load(as: xcb_selection_notify_event_t.self)
-            guard notify.requestor == conn.window, notify.selection == selection, notify.target == target else { continue }
-            if notify.property == X11.none { return nil }
-            answered = true
-            break
+            guard notify.requestor == conn.window, notify.selection == selection,
+                  let index = targets.indices.first(where: { targets[$0] == notify.target && answers[$0] == nil }) else { continue }
+            answers[index] = notify.property == X11.none ? X11.none : slots[index]
+            pending -= 1
         }
-        guard answered else {
+        guard pending == 0 else {
             throw conn.hasError ? .connectionLost : .timedOut("waiting for the clipboard owner to answer")
         }
+        var out: [(type: UInt32, format: UInt8, bytes: [UInt8])?] = []
+        for answer in answers {
+            guard let property = answer, property != X11.none else {
+                out.append(nil)
+                continue
+            }
+            out.append(try fetch(property, timeout: timeout))
+        }
+        return out
+    }
+
+    /// Reads the answer left in `property`, through INCR if the owner sends it in pieces.
+    private func fetch(_ property: UInt32, timeout: Duration) throws(X11PasteboardError) -> (type: UInt32, format: UInt8, bytes: [UInt8])? {
         guard let first = try conn.getProperty(conn.window, property, delete: true, limit: limit) else { return nil }
         conn.flush()
         guard first.type == atomIncr else { return first }

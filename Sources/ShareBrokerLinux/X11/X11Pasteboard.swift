@@ -16,8 +16,11 @@ import Synchronization
 /// * **Large items** (over 4 MiB or the server's request size) go through `INCR`; a requestor
 ///   that stops reading is dropped after ``Configuration/transferTimeout`` without progress. No
 ///   app thread ever waits on a requestor.
-/// * **Paste** (``read()``) asks the owner for `TARGETS`, takes the sealed target when offered
-///   (the broker opens it if this app may), else the clear text, else `text/html` or `image/png`.
+/// * **Paste** (``read()``) asks the owner for `TARGETS`, the sealed target and `UTF8_STRING` in
+///   one round trip; a sealed set reads as its sealed items followed by the clear text (the
+///   placeholder), so the broker opens it if this app may and otherwise pastes what any other
+///   app would; without a sealed set, the clear text, else another text target, `text/html` or
+///   `image/png`.
 ///   While this app owns the clipboard it reads its own items without a round trip.
 /// * **Change count**: this adapter's own count, bumped by its writes and releases and by every
 ///   owner change XFixes reports for `CLIPBOARD`.
@@ -171,22 +174,21 @@ public final class X11Pasteboard: Pasteboard {
         return try reader.withLock { reader throws(X11PasteboardError) -> [PasteboardItem] in
             let conn = reader.conn
             let atom = conn.atom(selection)
-            guard let offered = try reader.targets(of: atom, timeout: timeout) else {
-                // No owner, or one that does not list TARGETS: try plain UTF-8 text.
-                if let text = try reader.convert(atom, target: conn.atom("UTF8_STRING"), timeout: timeout) {
-                    return [PasteboardItem(type: PasteboardItem.textType, bytes: text.bytes)]
-                }
-                return []
-            }
-            let offeredSet = Set(offered)
             let sealedAtom = conn.atom(SealedSet.targetName)
-            if offeredSet.contains(sealedAtom), let sealed = try reader.convert(atom, target: sealedAtom, timeout: timeout),
-               let envelopes = try? SealedSet.decode(sealed.bytes) {
-                return envelopes.map { PasteboardItem(type: PasteboardItem.sealedType, bytes: $0) }
+            // One round trip: the target list, the sealed set and UTF-8 text together.
+            let first = try reader.convert(atom, targets: [conn.atom("TARGETS"), sealedAtom, conn.atom("UTF8_STRING")], timeout: timeout)
+            let text = first[2].map { PasteboardItem(type: PasteboardItem.textType, bytes: $0.bytes) }
+            if let sealed = first[1], let envelopes = try? SealedSet.decode(sealed.bytes) {
+                // The sealed representations, then the clear text (the placeholder) for an app
+                // that may not open them.
+                return envelopes.map { PasteboardItem(type: PasteboardItem.sealedType, bytes: $0) } + (text.map { [$0] } ?? [])
             }
-            for name in Self.textTargets where offeredSet.contains(conn.atom(name)) {
-                guard let text = try reader.convert(atom, target: conn.atom(name), timeout: timeout) else { continue }
-                let bytes = name == "STRING" ? Self.utf8(fromLatin1: text.bytes) : text.bytes
+            if let text { return [text] }
+            guard let list = first[0], list.format == 32 else { return [] }
+            let offeredSet = Set(list.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) })
+            for name in Self.textTargets.dropFirst() where offeredSet.contains(conn.atom(name)) {
+                guard let value = try reader.convert(atom, target: conn.atom(name), timeout: timeout) else { continue }
+                let bytes = name == "STRING" ? Self.utf8(fromLatin1: value.bytes) : value.bytes
                 return [PasteboardItem(type: PasteboardItem.textType, bytes: bytes)]
             }
             for (name, type) in [("text/html", "public.html"), ("image/png", "public.png")] where offeredSet.contains(conn.atom(name)) {

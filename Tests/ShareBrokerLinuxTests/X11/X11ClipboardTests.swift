@@ -114,9 +114,14 @@ struct X11ClipboardTests {
         defer { [notes, viewer, stranger].forEach { $0.pasteboard.close(handOffTimeout: .zero) } }
         #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
         #expect(viewer.broker.paste() == .text(Self.secret), "an entitled app opens the sealed target")
-        #expect(stranger.broker.paste() == nil, "an app the custodian does not entitle reads nothing")
+        let placeholder = PasteboardItem.text(ServerConfigKey.defaultClipboardPlaceholder)
+        #expect(stranger.broker.paste() == placeholder, "an app the custodian does not entitle pastes the placeholder, as unmanaged apps do")
         try viewer.broker.apply(PolicyUpdate(auth: .retired))
-        #expect(viewer.broker.paste() == nil, "a retired app reads nothing")
+        #expect(viewer.broker.paste() == placeholder, "a retired app pastes the placeholder, not the item")
+        // Only the sealed representations: nothing opens without the keys.
+        let sealedOnly = try viewer.pasteboard.readSelection("CLIPBOARD").filter { $0.type == PasteboardItem.sealedType }
+        #expect(sealedOnly.count == 2)
+        #expect(PasteboardReader.readable(sealedOnly, keyRing: nil) == nil)
         // The owner is retired: it releases the clipboard it still owns.
         try notes.broker.apply(PolicyUpdate(auth: .retired))
         #expect(!notes.pasteboard.ownsClipboard)
