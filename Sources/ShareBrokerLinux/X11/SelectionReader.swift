@@ -65,24 +65,47 @@ final class SelectionReader {
         guard pending == 0 else {
             throw conn.hasError ? .connectionLost : .timedOut("waiting for the clipboard owner to answer")
         }
+        // Read every answered property in one round trip (requests first, then the replies).
+        let cookies = answers.map { answer -> xcb_get_property_cookie_t? in
+            guard let property = answer, property != X11.none else { return nil }
+            return xcb_get_property(conn.connection, 1, conn.window, property, 0, 0, UInt32(min(limit / 4 + 1, 0x1fff_ffff)))
+        }
         var out: [(type: UInt32, format: UInt8, bytes: [UInt8])?] = []
-        for answer in answers {
-            guard let property = answer, property != X11.none else {
+        var incomplete: [Int] = []
+        for (index, cookie) in cookies.enumerated() {
+            guard let cookie, let reply = xcb_get_property_reply(conn.connection, cookie, nil) else {
                 out.append(nil)
                 continue
             }
-            out.append(try fetch(property, timeout: timeout))
+            defer { free(reply) }
+            let length = Int(xcb_get_property_value_length(reply))
+            guard reply.pointee.type != X11.none else {
+                out.append(nil)
+                continue
+            }
+            guard reply.pointee.bytes_after == 0, length <= limit else {
+                // Too large to read at once: refused below (the property stays; it is deleted
+                // before the next request).
+                incomplete.append(index)
+                out.append(nil)
+                continue
+            }
+            let bytes = length > 0 ? xcb_get_property_value(reply).map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? [] : []
+            out.append((reply.pointee.type, reply.pointee.format, bytes))
+        }
+        if !incomplete.isEmpty { throw .tooLarge(size: limit + 1, limit: limit) }
+        for index in out.indices {
+            guard let answer = out[index], answer.type == atomIncr, let property = answers[index] else { continue }
+            out[index] = try incremental(property, timeout: timeout)
         }
         return out
     }
 
-    /// Reads the answer left in `property`, through INCR if the owner sends it in pieces.
-    private func fetch(_ property: UInt32, timeout: Duration) throws(X11PasteboardError) -> (type: UInt32, format: UInt8, bytes: [UInt8])? {
-        guard let first = try conn.getProperty(conn.window, property, delete: true, limit: limit) else { return nil }
+    /// The rest of an INCR transfer whose announcement was read (and deleted) from `property`.
+    private func incremental(_ property: UInt32, timeout: Duration) throws(X11PasteboardError) -> (type: UInt32, format: UInt8, bytes: [UInt8])? {
         conn.flush()
-        guard first.type == atomIncr else { return first }
-        // INCR: deleting the property asked for the first piece; each new value is the next one,
-        // an empty one ends the transfer.
+        // Deleting the property asked for the first piece; each new value is the next one, an
+        // empty one ends the transfer.
         var out: [UInt8] = []
         var type = X11.none
         var format: UInt8 = 8
