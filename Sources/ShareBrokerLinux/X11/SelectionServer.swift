@@ -267,6 +267,12 @@ final class SelectionServer: @unchecked Sendable {
                 // Keep answering commands (with errors) until stopped.
             }
             if !queue.withLock({ $0.isEmpty }) { continue }
+            // A flush that had to wait may have read events into libxcb's queue: handle them
+            // before sleeping on the socket, which would not wake for them.
+            if let queued = xcb_poll_for_queued_event(conn.connection) {
+                handle(XEvent(queued))
+                continue
+            }
             var fds = [pollfd(fd: conn.hasError ? -1 : conn.fileDescriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 2, nextTimeoutMilliseconds())
