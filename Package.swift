@@ -26,6 +26,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ShareBroker", targets: ["ShareBroker"]),
+        .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
         .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
         .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
         .executable(name: "sharebroker", targets: ["sharebroker"]),
@@ -45,6 +46,20 @@ let package = Package(
             name: "CSodium",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
+        ),
+        // GIO (libgio), found through pkg-config: desktop entries, default handlers, launching.
+        // Only Sources/ShareBrokerLinux/Desktop imports it.
+        .systemLibrary(
+            name: "CGIO",
+            pkgConfig: "gio-unix-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
+        ),
+        // The Linux platform adapters. Desktop/: Open In and URL hand-offs to desktop apps
+        // through GIO (desktop entry ids, x-scheme-handler associations, private copies).
+        .target(
+            name: "ShareBrokerLinux",
+            dependencies: ["ShareBroker", "CGIO"],
+            swiftSettings: strictSwift6
         ),
         // The library host apps link.
         .target(
@@ -135,6 +150,7 @@ let package = Package(
                 "ShareBrokerPolicyDocument",
                 "ShareBrokerAgentClient",
                 "ShareBrokerAgentProtocol",
+                "ShareBrokerLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -183,6 +199,17 @@ let package = Package(
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerAgentClient",
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The Linux adapters. Desktop/: end-to-end hand-offs to real desktop entries of small
+        // recording apps in a temporary XDG tree, through GIO.
+        .testTarget(
+            name: "ShareBrokerLinuxTests",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerLinux",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift6
         ),
