@@ -121,4 +121,30 @@ struct DesktopCommandEndToEndTests {
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/org.example.sheets")) ?? []).isEmpty)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/org.example.Mail")) ?? []).isEmpty)
     }
+
+    @Test("The device document names native mail: mailto reaches it only through the seed rules (MI_AC_DISABLE_SCHEME_BLOCKING honoured)")
+    func nativeMailFromTheDeviceDocument() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.writePolicy([
+            ("com.acme.notes", h.notes, #"{"auth": "authorized", "openIn": "appConnectApps", "config": {"MI_AC_DISABLE_SCHEME_BLOCKING": "true"}}"#, nil),
+            ("com.acme.viewer", h.viewer, AgentHarness.secureCopyPolicy, nil),
+        ])
+        let text = try String(contentsOfFile: h.policyPath, encoding: .utf8)
+        try text.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "nativeMail": ["org.example.Mail"],"#)
+            .write(toFile: h.policyPath, atomically: true, encoding: .utf8)
+        let (records, _) = try makeDesktop(h)
+        try h.startAgent()
+        defer { h.stopAgent() }
+
+        // The viewer's whitelist (its managed peers) lacks native mail, and nothing overrides: blocked.
+        #expect(try h.run(h.viewer, ["open-url", "mailto:a@example.org", "--handoff", "desktop"]).status == 3)
+        usleep(300_000)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/org.example.Mail")) ?? []).isEmpty)
+        // The notes app's config sets MI_AC_DISABLE_SCHEME_BLOCKING: native mail opens anyway.
+        let opened = try h.run(h.notes, ["open-url", "mailto:b@example.org", "--handoff", "desktop"])
+        #expect(opened.status == 0, "\(opened.error)")
+        let record = try #require(waitForRecord(records + "/org.example.Mail"))
+        #expect((try? String(contentsOfFile: record + ".arg", encoding: .utf8)) == "mailto:b@example.org")
+    }
 }
