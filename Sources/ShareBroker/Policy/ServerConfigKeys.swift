@@ -48,10 +48,12 @@ public struct NativeMail: Sendable, Hashable {
     public static let appleDevices = NativeMail(ids: [WellKnownApp.mailActivity, WellKnownApp.nativeMail],
                                                 launchID: WellKnownApp.nativeMail)
 
-    /// Whether `id` is one of the native mail ids (exact match).
+    /// Whether `id` is one of the native mail ids (exact match). Compares lengths first, so the
+    /// common case (any other app) costs a length load per id.
     @inlinable
     public func contains(_ id: String) -> Bool {
-        for candidate in ids where candidate == id { return true }
+        let count = id.utf8.count
+        for candidate in ids where candidate.utf8.count == count && candidate == id { return true }
         return false
     }
 
