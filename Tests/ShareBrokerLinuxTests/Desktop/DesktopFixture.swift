@@ -41,7 +41,8 @@ final class DesktopFixture: Sendable {
             return
         }
         do {
-            for dir in ["/data/applications", "/config", "/configdirs", "/bin", "/records", "/runtime"] {
+            for dir in ["/data/applications", "/data/flatpak/exports/share/applications", "/config", "/configdirs",
+                        "/bin", "/records", "/runtime"] {
                 try fm.createDirectory(atPath: base + dir, withIntermediateDirectories: true)
             }
             chmod(runtime, 0o700)
@@ -86,6 +87,15 @@ final class DesktopFixture: Sendable {
 
                     """, to: base + "/data/applications/\(id).desktop", mode: 0o644)
             }
+            // A Flatpak export that is not on XDG_DATA_DIRS (as when the session's profile script
+            // did not add the export folders): found through the adapter's own fallback.
+            try Self.write("""
+                [Desktop Entry]
+                Type=Application
+                Name=Flatpak app
+                Exec=\(base)/bin/record-file \(records)/org.example.Flatpak %f
+
+                """, to: base + "/data/flatpak/exports/share/applications/org.example.Flatpak.desktop", mode: 0o644)
             try Self.write("this is [not a key file\n=== at all\n", to: base + "/data/applications/org.example.Broken.desktop", mode: 0o644)
             try Self.write("[Desktop Entry]\nType=Application\nName=No Exec\n",
                       to: base + "/data/applications/org.example.NoExec.desktop", mode: 0o644)

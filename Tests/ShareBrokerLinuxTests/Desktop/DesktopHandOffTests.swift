@@ -32,6 +32,20 @@ struct DesktopHandOffTests {
         #expect(GIODesktop().handler(forScheme: "nosuchscheme") == nil)
     }
 
+    @Test func flatpakExportsAreFoundWhenTheyAreNotOnXDGDataDirs() throws {
+        let entry = try GIODesktop().entry(for: "org.example.Flatpak")
+        #expect(entry.path == fixture.root + "/data/flatpak/exports/share/applications/org.example.Flatpak.desktop")
+        let session = try DesktopBroker(openIn: .whitelist(["org.example.Flatpak"]))
+        let bytes = Array("to a sandboxed app".utf8)
+        let path = try fixture.document(named: "sandboxed.txt", bytes: bytes)
+        let before = fixture.recordNames("org.example.Flatpak")
+        let result = try handOff().openIn(file: path, target: "org.example.Flatpak", broker: session.broker)
+        // The copy is in the folder Flatpak shares with the app's sandbox: $XDG_RUNTIME_DIR/app/<id>.
+        #expect(result.transfer.file.path.hasPrefix(fixture.runtime + "/app/org.example.Flatpak/"))
+        let stem = try #require(fixture.waitForLaunch(of: "org.example.Flatpak", after: before))
+        #expect(fixture.record("org.example.Flatpak", stem, "data") == bytes)
+    }
+
     @Test func theSchemeLookupAgreesWithXdgMime() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-mime") else { return }
         let p = Process()
