@@ -47,6 +47,15 @@ struct DesktopBench: @unchecked Sendable {
     init() throws {
         let base = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/sharebroker-desktop-bench-\(getpid())"
         root = base
+        benchRoot.withLock { $0 = base }
+        atexit {
+            if let root = benchRoot.withLock({ $0 }) {
+                let argv: [UnsafeMutablePointer<CChar>?] = [strdup("rm"), strdup("-rf"), strdup(root), nil]
+                var pid: pid_t = 0
+                if posix_spawn(&pid, "/bin/rm", nil, nil, argv, environ) == 0 { waitpid(pid, nil, 0) }
+                for arg in argv { free(arg) }
+            }
+        }
         runtime = base + "/runtime"
         for dir in [base, base + "/data", base + "/data/applications", runtime] { mkdir(dir, 0o700) }
         for id in [Self.allowed, Self.blocked] {
@@ -109,6 +118,9 @@ struct DesktopBench: @unchecked Sendable {
         return Int(elapsed.components.seconds) * 1_000_000_000 + Int(elapsed.components.attoseconds / 1_000_000_000)
     }
 }
+
+/// The fixture's folder, removed at exit.
+let benchRoot = Mutex<String?>(nil)
 
 struct BenchError: Error, CustomStringConvertible {
     let description: String

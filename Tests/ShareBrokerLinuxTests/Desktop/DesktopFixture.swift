@@ -33,6 +33,8 @@ final class DesktopFixture: Sendable {
     private init() {
         let base = NSTemporaryDirectory() + "sharebroker-desktop-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         root = base
+        Self.rootForCleanup.withLock { $0 = base }
+        Self.removeAtExit
         runtime = base + "/runtime"
         records = base + "/records"
         let fm = FileManager.default
@@ -117,7 +119,15 @@ final class DesktopFixture: Sendable {
         }
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: root) }
+    /// The tree lives as long as the test process (GLib cached its paths): removed at exit.
+    private static let removeAtExit: Void = {
+        atexit {
+            if let root = DesktopFixture.rootForCleanup.withLock({ $0 }) {
+                try? FileManager.default.removeItem(atPath: root)
+            }
+        }
+    }()
+    private static let rootForCleanup = Mutex<String?>(nil)
 
     private static func write(_ text: String, to path: String, mode: mode_t) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
