@@ -47,11 +47,12 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
-        // GIO (libgio), found through pkg-config: desktop entries, default handlers, launching.
-        // Only Sources/ShareBrokerLinux/Desktop imports it.
+        // GIO (libgio): desktop entries, default handlers, launching. pkg-config's glib-2.0 gives
+        // the include folders (gio-unix-2.0's flags carry a -pthread SwiftPM warns about; see
+        // Sources/CGIO/shim.h). Only Sources/ShareBrokerLinux/Desktop imports it.
         .systemLibrary(
             name: "CGIO",
-            pkgConfig: "gio-unix-2.0",
+            pkgConfig: "glib-2.0",
             providers: [.apt(["libglib2.0-dev"])]
         ),
         // The Linux platform adapters. Desktop/: Open In and URL hand-offs to desktop apps

@@ -2,8 +2,13 @@
 // default handlers, content types and launching. Also two thin wrappers over calls Swift cannot
 // import (variadic ioctl, syscall), for the adapter's private copies. No _GNU_SOURCE here: it
 // would change libc's types against the other C modules of the package.
+//
+// The target is found through pkg-config's glib-2.0 (the include folders of GLib and GIO), not
+// gio-unix-2.0: the latter's flags carry -pthread (from gmodule), which SwiftPM refuses with a
+// warning on every build. The one gio-unix header is included by its path, which Debian's
+// libglib2.0-dev installs; the libraries are linked by the module map.
 #include <gio/gio.h>
-#include <gio/gdesktopappinfo.h>
+#include "/usr/include/gio-unix-2.0/gio/gdesktopappinfo.h"
 #include <sys/ioctl.h>
 #include <linux/fs.h>
 #include <unistd.h>
