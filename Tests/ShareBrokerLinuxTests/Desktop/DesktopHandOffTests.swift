@@ -316,6 +316,22 @@ struct DesktopHandOffTests {
         #expect(none.callbacks.calls == ["openURLBlocked"])
     }
 
+    @Test func aHandlerWithoutADesktopEntryIsRecordedAsAFailureAndNothingStarts() throws {
+        // The device registers a managed mail app the desktop does not have: the takeover is
+        // decided, but the launch fails with a clear error, kept by the opener.
+        let ghost = DeviceApp(id: "org.example.Ghost", isAppConnect: true, isAuthorized: true, schemes: ["mailto"])
+        let session = try DesktopBroker(openIn: .unauthorized, apps: [ghost])
+        let before = fixture.recordNames("org.example.Mail")
+        let decision = try session.broker.openURL("mailto:g@example.org")
+        #expect(decision.outcome == .opened)
+        #expect(decision.handler == "org.example.Ghost")
+        #expect(session.opener.started.isEmpty)
+        #expect(session.opener.failures.map(\.handler) == ["org.example.Ghost"])
+        #expect(session.opener.failures.map(\.error) == [.unknownApp("org.example.Ghost")])
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.Mail") == before)
+    }
+
     @Test func aMailtoHandlerThatIsNotNativeMailIsAnOrdinaryTargetAndGetsNoOverride() throws {
         // The device names other ids as native mail: the desktop's mailto handler is then an
         // ordinary Open In target, and MI_AC_DISABLE_SCHEME_BLOCKING does not cover it.
