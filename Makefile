@@ -29,6 +29,14 @@ deps:
 		echo "installing $(DEPS_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_PACKAGES); \
 	fi
+	@# The desktop adapter (Sources/ShareBrokerLinux/Desktop): libgio through pkg-config; its
+	@# end-to-end tests use the shared MIME database and compare with xdg-mime (xdg-utils).
+	@if ! pkg-config --exists gio-unix-2.0 || ! command -v xdg-mime >/dev/null 2>&1 \
+		|| ! command -v gio >/dev/null 2>&1 || [ ! -d /usr/share/mime/text ]; then \
+		echo "installing libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info; \
+	fi
 
 build: deps
 	$(SWIFT) build

@@ -54,6 +54,22 @@ let package = Package(
             pkgConfig: "xcb-xfixes",
             providers: [.apt(["libxcb1-dev", "libxcb-xfixes0-dev"])]
         ),
+        // GIO (libgio): desktop entries, default handlers, launching. pkg-config's glib-2.0 gives
+        // the include folders (gio-unix-2.0's flags carry a -pthread SwiftPM warns about; see
+        // Sources/CGIO/shim.h). Only Sources/ShareBrokerLinux/Desktop imports it.
+        .systemLibrary(
+            name: "CGIO",
+            pkgConfig: "glib-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
+        ),
+        // The Linux platform adapters behind the core's protocols, one folder each. Desktop/:
+        // Open In and URL hand-offs to desktop apps through GIO. X11/: the X11 clipboard
+        // (CLIPBOARD and PRIMARY selections over libxcb).
+        .target(
+            name: "ShareBrokerLinux",
+            dependencies: ["ShareBroker", "CGIO", "CXCB"],
+            swiftSettings: strictSwift6
+        ),
         // The library host apps link.
         .target(
             name: "ShareBroker",
@@ -61,13 +77,6 @@ let package = Package(
                 "CSodium",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSwift6
-        ),
-        // The Linux adapters behind the core's platform protocols. X11/: the X11 clipboard
-        // (CLIPBOARD and PRIMARY selections over libxcb).
-        .target(
-            name: "ShareBrokerLinux",
-            dependencies: ["ShareBroker", "CXCB"],
             swiftSettings: strictSwift6
         ),
         // The policy simulator (JSON Lines contract) and the demo scenario, over the real library.
@@ -202,8 +211,10 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-        // The Linux adapters. X11/: end-to-end tests against Xvfb, xclip and xsel started by the
-        // tests (skipped, with the reason, where those are not installed).
+        // The Linux adapters. Desktop/: end-to-end hand-offs to real desktop entries of small
+        // recording apps in a temporary XDG tree, through GIO. X11/: end-to-end tests against
+        // Xvfb, xclip and xsel started by the tests (skipped, with the reason, where those are
+        // not installed).
         .testTarget(
             name: "ShareBrokerLinuxTests",
             dependencies: [

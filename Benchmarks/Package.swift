@@ -76,6 +76,22 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        // The Linux desktop hand-off (ShareBrokerLinux): decision + private copy or dummy for a
+        // 1 MiB document, and the private copy against `cp` of the same file in the same samples.
+        // File I/O: not part of the CI allocation check.
+        .executableTarget(
+            name: "DesktopBenchmarks",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerLinux", package: "ShareBroker"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/DesktopBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
         // swift-crypto's ChaChaPoly (ChaCha20-Poly1305 IETF, 96-bit nonce, BoringSSL): the peer a
         // Swift developer would otherwise pick. Not XChaCha20, so a comparison, not a baseline.
         .executableTarget(

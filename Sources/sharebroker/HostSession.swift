@@ -135,6 +135,8 @@ enum HostExit {
     static let ioError: Int32 = 74
     /// The agent did not confirm a record it must keep (EX_TEMPFAIL).
     static let unconfirmed: Int32 = 75
+    /// Bad input (an unknown or broken desktop entry, a bad document name): EX_USAGE.
+    static let usage: Int32 = 64
 }
 
 /// The delegate of a host command: it applies every policy (acknowledging "applied") and
@@ -229,7 +231,8 @@ struct HostSession {
 
     /// Connects to the agent (which identifies this process), starts a broker with the agent
     /// client as its secure services and report sink, and applies the policy in force.
-    static func open(_ options: HostOptions, outbox: (any Outbox)? = nil) -> Result<HostSession, Failure> {
+    static func open(_ options: HostOptions, outbox: (any Outbox)? = nil,
+                     urlOpener: any URLOpener = RecordingURLOpener()) -> Result<HostSession, Failure> {
         let pasteboard: HostPasteboard
         switch HostPasteboard.open(options) {
         case .success(let opened): pasteboard = opened
@@ -250,7 +253,7 @@ struct HostSession {
             handOver = InMemoryOutbox()
         }
         let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
-            outbox: handOver, urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: pasteboard.pasteboard,
+            outbox: handOver, urlOpener: urlOpener, reportSink: client, pasteboard: pasteboard.pasteboard,
             secureServices: client))
         pasteboard.x11?.followPlaceholder(of: broker)
         let delegate = HostDelegate()

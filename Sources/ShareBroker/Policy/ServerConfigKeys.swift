@@ -27,3 +27,46 @@ public enum WellKnownApp {
         return id == nativeMail || id == mailActivity
     }
 }
+
+/// Which apps count as "native mail" on a platform: the seeds' rule is that a whitelist allows
+/// native mail only when it holds **every** one of these ids.
+///
+/// On iOS-style devices these are the seeds' two Apple ids (``appleDevices``); on a Linux device
+/// the device document names them (desktop app ids such as `org.gnome.Evolution`). An empty set
+/// of ids means native mail is never whitelisted (fail closed).
+public struct NativeMail: Sendable, Hashable {
+    /// Every id that must be in the whitelist for native mail to count as whitelisted.
+    public let ids: [String]
+    /// The app a `mailto:` URL or the mail composer opens when the platform names no handler.
+    public let launchID: String
+
+    /// Native mail made of `ids`, opened as `launchID` (which is added to `ids` when missing).
+    public init(ids: [String], launchID: String) {
+        var all = ids
+        if !all.contains(launchID) { all.append(launchID) }
+        self.ids = all
+        self.launchID = launchID
+    }
+
+    /// The seeds' rule on iOS-style devices: both `com.apple.UIKit.activity.Mail` and
+    /// `com.apple.mobilemail`.
+    public static let appleDevices = NativeMail(ids: [WellKnownApp.mailActivity, WellKnownApp.nativeMail],
+                                                launchID: WellKnownApp.nativeMail)
+
+    /// Whether `id` is one of the native mail ids (exact match). Compares lengths first, so the
+    /// common case (any other app) costs a length load per id.
+    @inlinable
+    public func contains(_ id: String) -> Bool {
+        let count = id.utf8.count
+        for candidate in ids where candidate.utf8.count == count && candidate == id { return true }
+        return false
+    }
+
+    /// Whether `whitelist` holds every native mail id.
+    public func isWhitelisted(in whitelist: Set<String>) -> Bool {
+        !ids.isEmpty && ids.allSatisfy { whitelist.contains($0) }
+    }
+
+    /// The ids for people: "a and b".
+    public var listed: String { ids.joined(separator: " and ") }
+}
