@@ -13,36 +13,18 @@ let strictSwift6: [SwiftSetting] = [
 // do-nothing executables of them. To add one: its folder, a line here, a line in the Makefile's
 // FUZZ_TARGETS, and seeds under Fuzz/corpus/<name>/ (Fuzz/README.md).
 let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
-    ("FuzzEnvelope", ["ShareBroker", "CSodium"]),
+    ("FuzzEnvelope", ["ShareBroker", "ShareBrokerCrypto", "CSodium"]),
     ("FuzzPolicyDocument", ["ShareBrokerPolicyDocument"]),
     ("FuzzIntuneImport", ["ShareBrokerPolicyDocument"]),
     ("FuzzSimulatorLine", ["ShareBrokerSimulator", .product(name: "Logging", package: "swift-log")]),
     ("FuzzAgentFrame", ["ShareBrokerAgentProtocol"]),
-    ("FuzzSecureFile", ["ShareBroker"]),
-    ("FuzzSealedSet", ["ShareBroker"]),
+    ("FuzzSecureFile", ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerTesting"]),
+    ("FuzzSealedSet", ["ShareBroker", "ShareBrokerCrypto"]),
 ]
 
-let package = Package(
-    name: "ShareBroker",
-    platforms: [.macOS(.v15)],
-    products: [
-        .library(name: "ShareBroker", targets: ["ShareBroker"]),
-        .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
-        .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
-        .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
-        .executable(name: "sharebroker", targets: ["sharebroker"]),
-        .library(name: "ShareBrokerAgent", targets: ["ShareBrokerAgent"]),
-        .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
-        .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
-    ],
-    targets: [
-        // libsodium, found through pkg-config. Only Sources/ShareBroker/Sealing imports it.
+// The libraries, by role (docs/ARCHITECTURE.md has the module graph).
+let libraryTargets: [Target] = [
+        // libsodium, found through pkg-config. Only ShareBrokerCrypto imports it.
         .systemLibrary(
             name: "CSodium",
             pkgConfig: "libsodium",
@@ -67,22 +49,43 @@ let package = Package(
         // (CLIPBOARD and PRIMARY selections over libxcb).
         .target(
             name: "ShareBrokerLinux",
-            dependencies: ["ShareBroker", "CGIO", "CXCB"],
+            dependencies: ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerPOSIX", "CGIO", "CXCB"],
             swiftSettings: strictSwift6
         ),
-        // The library host apps link.
+        // Keys, key rings, nonces, the envelope and secure-file formats: the only module that
+        // imports libsodium.
+        .target(
+            name: "ShareBrokerCrypto",
+            dependencies: ["CSodium"],
+            swiftSettings: strictSwift6
+        ),
+        // File-system plumbing the package shares (package access): writeAll.
+        .target(
+            name: "ShareBrokerPOSIX",
+            swiftSettings: strictSwift6
+        ),
+        // The portable core host apps link: policies, lifecycle, decisions, web views, wipe
+        // orchestration and the platform protocols.
         .target(
             name: "ShareBroker",
             dependencies: [
-                "CSodium",
+                "ShareBrokerCrypto",
+                "ShareBrokerPOSIX",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift6
+        ),
+        // In-memory and recording adapters for tests, the simulator and benchmarks (as swift-log's
+        // InMemoryLogging): a separate product, never needed by a shipped app.
+        .target(
+            name: "ShareBrokerTesting",
+            dependencies: ["ShareBroker", "ShareBrokerCrypto"],
             swiftSettings: strictSwift6
         ),
         // The policy simulator (JSON Lines contract) and the demo scenario, over the real library.
         .target(
             name: "ShareBrokerSimulator",
-            dependencies: ["ShareBroker"],
+            dependencies: ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerTesting", "ShareBrokerLinux"],
             swiftSettings: strictSwift6
         ),
         // Native policy documents (one app, or a device registry): strict parsing with bounded
@@ -96,7 +99,7 @@ let package = Package(
         // target and both ends can use it.
         .target(
             name: "ShareBrokerAgentProtocol",
-            dependencies: ["ShareBroker", "CSodium"],
+            dependencies: ["ShareBrokerCrypto", "ShareBroker", "CSodium"],
             swiftSettings: strictSwift6
         ),
         // The secure-services agent: registry, peer identity from the kernel, key custody and
@@ -125,6 +128,10 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+]
+
+// The two shipped tools and the measuring tools.
+let executableTargets: [Target] = [
         // The agent daemon: argument parsing and start-up only.
         .executableTarget(
             name: "sharebrokerd",
@@ -142,6 +149,8 @@ let package = Package(
         .executableTarget(
             name: "agent-bench",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerAgent",
                 "ShareBrokerAgentClient",
@@ -168,12 +177,18 @@ let package = Package(
         // report: `swift build -c release --product securefile-memprobe`.
         .executableTarget(
             name: "securefile-memprobe",
-            dependencies: ["ShareBroker", "CSodium"],
+            dependencies: ["ShareBrokerCrypto", "ShareBroker", "CSodium"],
             swiftSettings: strictSwift6
         ),
+]
+
+let testTargets: [Target] = [
         .testTarget(
             name: "ShareBrokerTests",
             dependencies: [
+                "ShareBrokerLinux",
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "CSodium",
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -184,6 +199,8 @@ let package = Package(
         .testTarget(
             name: "ShareBrokerSimulatorTests",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerSimulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -193,6 +210,8 @@ let package = Package(
         .testTarget(
             name: "ShareBrokerPolicyDocumentTests",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerSimulator",
                 "ShareBrokerPolicyDocument",
@@ -205,6 +224,9 @@ let package = Package(
         .testTarget(
             name: "AgentTests",
             dependencies: [
+                "ShareBrokerLinux",
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerAgentClient",
@@ -218,6 +240,8 @@ let package = Package(
         .testTarget(
             name: "ShareBrokerLinuxTests",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerLinux",
                 "CXCB",
@@ -225,16 +249,42 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+]
+
+let fuzzHarnessTargets: [Target] = [
         // What the fuzz harnesses share: reading choices from the input, invariant checks.
         .target(
             name: "FuzzSupport",
             swiftSettings: strictSwift6
         ),
-    ] + fuzzTargets.map { fuzz in
-        .executableTarget(
-            name: fuzz.name,
-            dependencies: ["FuzzSupport"] + fuzz.dependencies,
-            swiftSettings: strictSwift6
-        )
-    }
+] + fuzzTargets.map { fuzz in
+    .executableTarget(
+        name: fuzz.name,
+        dependencies: ["FuzzSupport"] + fuzz.dependencies,
+        swiftSettings: strictSwift6
+    )
+}
+
+let package = Package(
+    name: "ShareBroker",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ShareBroker", targets: ["ShareBroker"]),
+        .library(name: "ShareBrokerCrypto", targets: ["ShareBrokerCrypto"]),
+        .library(name: "ShareBrokerTesting", targets: ["ShareBrokerTesting"]),
+        .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
+        .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
+        .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
+        .executable(name: "sharebroker", targets: ["sharebroker"]),
+        .library(name: "ShareBrokerAgent", targets: ["ShareBrokerAgent"]),
+        .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
+        .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+    ],
+    targets: libraryTargets + executableTargets + testTargets + fuzzHarnessTargets
 )

@@ -21,6 +21,7 @@
 import CSodium
 import FuzzSupport
 import ShareBroker
+import ShareBrokerCrypto
 
 enum EnvelopeFuzz {
     static let currentID: UInt32 = 0x5342_0002

@@ -9,6 +9,7 @@
 
 import FuzzSupport
 import ShareBroker
+import ShareBrokerCrypto
 
 enum SealedSetFuzz {
     static func run(_ bytes: [UInt8]) {

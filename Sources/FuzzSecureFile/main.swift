@@ -14,6 +14,7 @@
 import Foundation
 import FuzzSupport
 import ShareBroker
+import ShareBrokerCrypto
 
 enum SecureFileFuzz {
     static let folder: String = {

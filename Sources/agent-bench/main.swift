@@ -16,6 +16,7 @@ import ShareBrokerAgent
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import Synchronization
+import ShareBrokerTesting
 
 let quick = CommandLine.arguments.contains("--quick")
 LoggingSystem.bootstrap { label in

@@ -27,6 +27,7 @@ import Darwin
 #endif
 import CSodium
 import ShareBroker
+import ShareBrokerCrypto
 
 /// Everything the probe measures; used from the main thread only.
 final class Probe {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ShareBroker
 import ShareBrokerAgentClient
+import ShareBrokerCrypto
 
 /// `sharebroker copy`: standard input to the host pasteboard, through the broker: the agent
 /// identifies this process, its pasteboard policy decides (clear, sealed, or nothing), and a

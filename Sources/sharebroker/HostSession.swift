@@ -4,6 +4,7 @@ import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import ShareBrokerLinux
+import ShareBrokerTesting
 
 /// Options every host command shares: where the agent and the host pasteboard are.
 struct HostOptions: ParsableArguments {

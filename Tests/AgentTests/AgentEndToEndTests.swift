@@ -3,6 +3,7 @@ import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import Testing
+import ShareBrokerTesting
 
 /// End to end, with real processes: the agent, copies of the CLI at registered paths, an
 /// unregistered copy, raw sockets. Each test has its own runtime folder and agent.

@@ -2,6 +2,9 @@ import Foundation
 import ShareBroker
 import ShareBrokerAgentProtocol
 import Testing
+import ShareBrokerCrypto
+import ShareBrokerLinux
+import ShareBrokerTesting
 
 @Suite("agent frame codec")
 struct AgentFrameTests {

@@ -1,3 +1,5 @@
+import ShareBrokerCrypto
+
 /// Why a copy or paste could not be carried out at all (a policy block is a normal outcome).
 public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The item is larger than ``EnvelopeFormat/maxPlaintextSize``; nothing was written. Copy less.

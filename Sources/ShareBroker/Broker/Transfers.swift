@@ -1,3 +1,5 @@
+import ShareBrokerCrypto
+
 /// A document the app wants to hand to another app.
 public struct OutboundDocument: Sendable, Hashable {
     /// Its file name, as the receiving app would see it.
@@ -81,7 +83,7 @@ extension ShareBroker {
     public func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
                        handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(TransferError) -> TransferResult {
         do {
-            try InMemoryOutbox.validate(name: name)
+            try HandOverName.validate(name)
         } catch {
             throw .outbox(error)
         }

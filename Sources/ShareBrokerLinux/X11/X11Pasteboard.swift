@@ -2,6 +2,7 @@ import CXCB
 import Dispatch
 import ShareBroker
 import Synchronization
+import ShareBrokerCrypto
 
 /// The X11 clipboard as the general ``Pasteboard``: the `CLIPBOARD` and `PRIMARY` selections.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 /// The committed envelope seeds of the fuzz harness (Fuzz/corpus/FuzzEnvelope) still mean what
 /// their names say, so a format change that silently turns them into garbage (and the fuzzer

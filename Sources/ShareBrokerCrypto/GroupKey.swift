@@ -72,12 +72,12 @@ public struct GroupKey: ~Copyable, @unchecked Sendable {
 
     /// Runs `body` with the key bytes (32). Callers must hold a ``KeyBox`` reader slot.
     @inline(__always)
-    func withKeyBytes<R, E: Error>(_ body: (UnsafeRawPointer) throws(E) -> R) throws(E) -> R {
+    package func withKeyBytes<R, E: Error>(_ body: (UnsafeRawPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawPointer(storage))
     }
 
     /// Zeroes the key now and makes its memory inaccessible. The memory is freed at deinit.
-    func zero() {
+    package func zero() {
         SecureMemory.zeroAndLock(storage, byteCount: Self.byteCount)
     }
 
@@ -91,22 +91,22 @@ public struct GroupKey: ~Copyable, @unchecked Sendable {
 /// Entries form a chain, newest first; each keeps the older ones alive so that a reader holding
 /// an unretained reference never sees one freed. The chain has one entry per epoch the key
 /// sealed under (epochs change every 2³² items or in a fork child), and is freed with the key.
-final class SubkeyEntry: @unchecked Sendable {
+package final class SubkeyEntry: @unchecked Sendable {
     /// The epoch whose prefix derived this subkey (strong: its identity must stay unique).
-    let epoch: NonceEpoch
+    package let epoch: NonceEpoch
     /// `HChaCha20(key, epoch.prefix)`, 32 bytes of `sodium_malloc` memory, read-only.
-    let bytes: UnsafeMutableRawPointer
+    package let bytes: UnsafeMutableRawPointer
     /// The entry this one replaced.
-    let older: SubkeyEntry?
+    package let older: SubkeyEntry?
 
-    init(epoch: NonceEpoch, bytes: UnsafeMutableRawPointer, older: SubkeyEntry?) {
+    package init(epoch: NonceEpoch, bytes: UnsafeMutableRawPointer, older: SubkeyEntry?) {
         self.epoch = epoch
         self.bytes = bytes
         self.older = older
     }
 
     /// Zeroes this entry and every older one.
-    func zeroChain() {
+    package func zeroChain() {
         var entry: SubkeyEntry? = self
         while let current = entry {
             SecureMemory.zeroAndLock(current.bytes, byteCount: XChaCha20Poly1305.keyByteCount)
@@ -130,13 +130,13 @@ final class SubkeyEntry: @unchecked Sendable {
 /// readers), bit 33 says "zeroed", bits 34-63 hold the fork generation the count belongs to.
 /// Readers that were inside when the process forked do not exist in the child, so a count from
 /// another generation is treated as zero.
-final class KeyBox: @unchecked Sendable {
+package final class KeyBox: @unchecked Sendable {
     /// The key's id.
-    let id: UInt32
+    package let id: UInt32
     /// The key (read only through ``withKey(_:)``).
     private let key: GroupKey
     /// Where this key's nonces come from; one source per box keeps the subkey cache monotonic.
-    let nonces: NonceSource
+    package let nonces: NonceSource
     private let gate = Atomic<UInt64>(0)
     /// Newest cached subkey (holding one retain), or `nil`.
     private let subkeys = Atomic<Unmanaged<SubkeyEntry>?>(nil)
@@ -146,7 +146,7 @@ final class KeyBox: @unchecked Sendable {
     private static let zeroedBit: UInt64 = 1 << 33
     private static let generationShift: UInt64 = 34
 
-    init(key: consuming GroupKey, nonces: NonceSource) {
+    package init(key: consuming GroupKey, nonces: NonceSource) {
         self.id = key.id
         self.key = key
         self.nonces = nonces
@@ -157,7 +157,7 @@ final class KeyBox: @unchecked Sendable {
     }
 
     /// Whether ``wipe()`` has begun.
-    var isWiped: Bool { gate.load(ordering: .acquiring) & Self.wipedBit != 0 }
+    package var isWiped: Bool { gate.load(ordering: .acquiring) & Self.wipedBit != 0 }
 
     private static func generationTag() -> UInt64 {
         ForkGeneration.current & (UInt64.max >> generationShift)
@@ -165,7 +165,7 @@ final class KeyBox: @unchecked Sendable {
 
     /// Enters as a reader and runs `body` with the key bytes, unless the box is wiped.
     @inline(__always)
-    func withKey<R>(_ body: (UnsafeRawPointer) throws(SealingError) -> R) throws(SealingError) -> R {
+    package func withKey<R>(_ body: (UnsafeRawPointer) throws(SealingError) -> R) throws(SealingError) -> R {
         let generation = Self.generationTag()
         var state = gate.load(ordering: .relaxed)
         while true {
@@ -195,7 +195,7 @@ final class KeyBox: @unchecked Sendable {
 
     /// Stops new readers, waits for readers inside to leave, then zeroes the key and every
     /// cached subkey. Returns once the secrets are zeroed, whichever thread zeroes them.
-    func wipe() {
+    package func wipe() {
         let generation = Self.generationTag()
         var state = gate.load(ordering: .acquiring)
         // Claim the wipe, or learn that someone else (in this generation) has.
@@ -232,7 +232,7 @@ final class KeyBox: @unchecked Sendable {
     /// Runs `body` with `HChaCha20(key, epoch.prefix)` from the cache, computing and caching it
     /// if the epoch is newer than the cached one. Call only from inside ``withKey(_:)``.
     @inline(__always)
-    func withSubkey<R>(key: UnsafeRawPointer, epoch: Unmanaged<NonceEpoch>,
+    package func withSubkey<R>(key: UnsafeRawPointer, epoch: Unmanaged<NonceEpoch>,
                        _ body: (UnsafeRawPointer) throws(SealingError) -> R) throws(SealingError) -> R {
         let target = epoch.toOpaque()
         while true {
@@ -265,7 +265,7 @@ final class KeyBox: @unchecked Sendable {
     /// sealed under its current epoch), else `nil`. Call only from inside ``withKey(_:)``; the
     /// pointer stays valid while the box lives.
     @inline(__always)
-    func cachedSubkey(prefix: UnsafeRawPointer) -> UnsafeRawPointer? {
+    package func cachedSubkey(prefix: UnsafeRawPointer) -> UnsafeRawPointer? {
         guard let cached = subkeys.load(ordering: .acquiring) else { return nil }
         return cached._withUnsafeGuaranteedRef { entry in
             let matches = withUnsafeBytes(of: entry.epoch.prefix) { cachedPrefix in

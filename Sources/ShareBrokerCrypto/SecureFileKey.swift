@@ -17,19 +17,19 @@ import CSodium
 /// written; ``zero()`` zeroes it and makes it inaccessible, and `deinit` frees it (libsodium
 /// zeroes it first). The type is a class owned by one reader or writer, which is not shared
 /// across threads.
-final class SecureFileKey {
+package final class SecureFileKey {
     /// Size of a file id.
-    static let fileIDByteCount = 32
+    package static let fileIDByteCount = 32
     /// Size of the header MAC.
-    static let macByteCount = 32
+    package static let macByteCount = 32
     /// Bytes ``sealChunk(aad:plaintext:isFinal:into:)`` adds to a chunk's plaintext: the
     /// 24-byte secretstream header and the 17-byte secretstream overhead.
-    static let chunkOverhead = SecretStream.headerByteCount + SecretStream.overhead
+    package static let chunkOverhead = SecretStream.headerByteCount + SecretStream.overhead
 
     private static let keyStorageByteCount = 2 * SecretStream.keyByteCount
 
     /// The id of the group key the file is sealed under.
-    let keyID: UInt32
+    package let keyID: UInt32
     /// The group key's box, to notice a wipe.
     private let box: KeyBox
     /// `chunkKey || headerKey` (64 bytes of `sodium_malloc` memory).
@@ -38,7 +38,7 @@ final class SecureFileKey {
     private(set) var isZeroed = false
 
     /// How a chunk's secretstream tag reads.
-    enum ChunkTag {
+    package enum ChunkTag {
         /// `TAG_MESSAGE`: a chunk that is not the last.
         case message
         /// `TAG_FINAL`: the file's last chunk.
@@ -50,7 +50,7 @@ final class SecureFileKey {
     /// Derives the keys of the file `fileID` (32 bytes) from the group key in `box`.
     ///
     /// - Throws: ``SealingError/wiped`` if the key was wiped; ``SealingError/outOfSecureMemory``.
-    init(box: KeyBox, fileID: UnsafeRawPointer) throws(SealingError) {
+    package init(box: KeyBox, fileID: UnsafeRawPointer) throws(SealingError) {
         let storage = try SecureMemory.allocate(byteCount: Self.keyStorageByteCount)
         do {
             try box.withKey { (groupKey) throws(SealingError) in
@@ -85,10 +85,10 @@ final class SecureFileKey {
 
     /// Whether the group key this file key came from was wiped (retire), or this key was zeroed.
     /// Callers check it before every use and call ``zero()`` when it turns true.
-    var isRevoked: Bool { isZeroed || box.isWiped }
+    package var isRevoked: Bool { isZeroed || box.isWiped }
 
     /// Zeroes both keys now and makes their memory inaccessible. Idempotent.
-    func zero() {
+    package func zero() {
         guard !isZeroed else { return }
         isZeroed = true
         SecureMemory.zeroAndLock(storage, byteCount: Self.keyStorageByteCount)
@@ -101,7 +101,7 @@ final class SecureFileKey {
 
     /// Writes the 32-byte header MAC, `BLAKE2b-256(key: headerKey, header)`, to `out`.
     /// Call only while ``isRevoked`` is false.
-    func headerMAC(_ header: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+    package func headerMAC(_ header: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
         _ = crypto_generichash(
             out.assumingMemoryBound(to: UInt8.self), Self.macByteCount,
             header.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(header.count),
@@ -110,7 +110,7 @@ final class SecureFileKey {
 
     /// Whether `mac` (32 bytes) is the header MAC of `header`, compared in constant time.
     /// Call only while ``isRevoked`` is false.
-    func verifyHeaderMAC(_ header: UnsafeRawBufferPointer, mac: UnsafeRawPointer) -> Bool {
+    package func verifyHeaderMAC(_ header: UnsafeRawBufferPointer, mac: UnsafeRawPointer) -> Bool {
         var expected: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         return withUnsafeMutablePointer(to: &expected) { expected in
             let raw = UnsafeMutableRawPointer(expected)
@@ -128,7 +128,7 @@ final class SecureFileKey {
     /// Writes `header (24) || ciphertext (plaintext.count + 17)` to `out` and returns the
     /// number of bytes written (`plaintext.count + chunkOverhead`). `out` must not overlap the
     /// inputs. Call only while ``isRevoked`` is false.
-    func sealChunk(aad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer, isFinal: Bool,
+    package func sealChunk(aad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer, isFinal: Bool,
                    into out: UnsafeMutableRawPointer) -> Int {
         SecretStream.withState { state in
             SecretStream.initPush(state, header: out, key: chunkKey)
@@ -146,7 +146,7 @@ final class SecureFileKey {
     /// Returns the plaintext length and the tag, or `nil` if the chunk is not authentic under
     /// this key and `aad` (nothing is written to `out` then). Call only while ``isRevoked`` is
     /// false.
-    func openChunk(aad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer,
+    package func openChunk(aad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer,
                    into out: UnsafeMutableRawPointer?) -> (count: Int, tag: ChunkTag)? {
         guard sealed.count >= Self.chunkOverhead, let base = sealed.baseAddress else { return nil }
         return SecretStream.withState { state -> (count: Int, tag: ChunkTag)? in
@@ -166,7 +166,7 @@ extension KeyRing {
     /// The keys of a new file `fileID` under this ring's current key (the one that seals).
     ///
     /// - Throws: ``SealingError/wiped``; ``SealingError/outOfSecureMemory``.
-    func secureFileKey(forWritingFileID fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
+    package func secureFileKey(forWritingFileID fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
         guard !isWiped else { throw .wiped }
         return try SecureFileKey(box: current, fileID: fileID)
     }
@@ -175,7 +175,7 @@ extension KeyRing {
     ///
     /// - Throws: ``SealingError/unknownKey(id:)`` if this ring does not hold `keyID`;
     ///   ``SealingError/wiped``; ``SealingError/outOfSecureMemory``.
-    func secureFileKey(keyID: UInt32, fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
+    package func secureFileKey(keyID: UInt32, fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
         guard !isWiped else { throw .wiped }
         let box = current.id == keyID ? current : previous.first { $0.id == keyID }
         guard let box else { throw .unknownKey(id: keyID) }
@@ -186,7 +186,7 @@ extension KeyRing {
 extension SecureMemory {
     /// Zeroes `byteCount` bytes at `pointer` (`sodium_memzero`: not optimized away). Used for
     /// plaintext scratch buffers, which are ordinary memory, not `sodium_malloc`.
-    static func zero(_ pointer: UnsafeMutableRawPointer?, byteCount: Int) {
+    package static func zero(_ pointer: UnsafeMutableRawPointer?, byteCount: Int) {
         guard let pointer, byteCount > 0 else { return }
         sodium_memzero(pointer, byteCount)
     }
@@ -194,7 +194,7 @@ extension SecureMemory {
     /// Fills `buffer` with random bytes from the OS (`randombytes_buf`).
     ///
     /// - Throws: ``SealingError/sodiumInitFailed``.
-    static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws(SealingError) {
+    package static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws(SealingError) {
         try Sodium.ensureInitialized()
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         randombytes_buf(base, buffer.count)

@@ -14,20 +14,20 @@ import CSodium
 /// points here check both (``SealingError/invalidKeyLength``, ``SealingError/invalidNonceLength``).
 /// There is deliberately no public raw API: callers seal through ``KeyRing``, which never
 /// repeats a nonce.
-enum XChaCha20Poly1305 {
+package enum XChaCha20Poly1305 {
     /// Key size in bytes.
-    static let keyByteCount = 32
+    package static let keyByteCount = 32
     /// Nonce size in bytes.
-    static let nonceByteCount = 24
+    package static let nonceByteCount = 24
     /// Authentication tag size in bytes.
-    static let tagByteCount = 16
+    package static let tagByteCount = 16
     /// Bytes of the nonce that select the HChaCha20 subkey.
-    static let prefixByteCount = 16
+    package static let prefixByteCount = 16
 
     // MARK: Array entry points (validate sizes; used by tests and the Wycheproof run)
 
     /// Encrypts `plaintext` and returns `ciphertext || tag`.
-    static func encrypt(key: [UInt8], nonce: [UInt8], aad: [UInt8], plaintext: [UInt8]) throws(SealingError) -> [UInt8] {
+    package static func encrypt(key: [UInt8], nonce: [UInt8], aad: [UInt8], plaintext: [UInt8]) throws(SealingError) -> [UInt8] {
         try Sodium.ensureInitialized()
         guard key.count == keyByteCount else { throw .invalidKeyLength }
         guard nonce.count == nonceByteCount else { throw .invalidNonceLength }
@@ -56,7 +56,7 @@ enum XChaCha20Poly1305 {
 
     /// Verifies and decrypts `ciphertext || tag`; throws ``SealingError/authenticationFailed``
     /// on any mismatch and never returns unauthenticated bytes.
-    static func decrypt(key: [UInt8], nonce: [UInt8], aad: [UInt8], ciphertext: [UInt8]) throws(SealingError) -> [UInt8] {
+    package static func decrypt(key: [UInt8], nonce: [UInt8], aad: [UInt8], ciphertext: [UInt8]) throws(SealingError) -> [UInt8] {
         try Sodium.ensureInitialized()
         guard key.count == keyByteCount else { throw .invalidKeyLength }
         guard nonce.count == nonceByteCount else { throw .invalidNonceLength }
@@ -90,7 +90,7 @@ enum XChaCha20Poly1305 {
     /// `out[0..<16 + plaintext.count]` ← XChaCha20-Poly1305-IETF(key, nonce, aad, plaintext).
     ///
     /// - Parameters: `key` 32 bytes, `nonce` 24 bytes; `out` must not overlap `aad`.
-    static func seal(key: UnsafeRawPointer, nonce: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
+    package static func seal(key: UnsafeRawPointer, nonce: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
                      plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
         withSubkey(key: key, nonce: nonce) { subkey in
             seal(subkey: subkey, nonceTail: nonce + prefixByteCount, aad: aad, plaintext: plaintext, into: out)
@@ -100,7 +100,7 @@ enum XChaCha20Poly1305 {
     /// The seal with a precomputed subkey `HChaCha20(key, nonce[0..<16])`; `nonceTail` is
     /// `nonce[16..<24]`. This is the envelope's per-item path.
     @inline(__always)
-    static func seal(subkey: UnsafeRawPointer, nonceTail: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
+    package static func seal(subkey: UnsafeRawPointer, nonceTail: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
                      plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
         withIETFNonce(tail: nonceTail) { ietfNonce in
             _ = crypto_aead_chacha20poly1305_ietf_encrypt(
@@ -113,7 +113,7 @@ enum XChaCha20Poly1305 {
 
     /// Verifies `ciphertext` (ciphertext || 16-byte tag, at least 16 bytes) and, only if it is
     /// authentic, writes the plaintext to `out`. Returns whether it was authentic.
-    static func open(key: UnsafeRawPointer, nonce: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
+    package static func open(key: UnsafeRawPointer, nonce: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
                      ciphertext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer?) -> Bool {
         withSubkey(key: key, nonce: nonce) { subkey in
             open(subkey: subkey, nonceTail: nonce + prefixByteCount, aad: aad, ciphertext: ciphertext, into: out)
@@ -122,7 +122,7 @@ enum XChaCha20Poly1305 {
 
     /// The open with a precomputed subkey `HChaCha20(key, nonce[0..<16])`; `nonceTail` is
     /// `nonce[16..<24]`.
-    static func open(subkey: UnsafeRawPointer, nonceTail: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
+    package static func open(subkey: UnsafeRawPointer, nonceTail: UnsafeRawPointer, aad: UnsafeRawBufferPointer,
                      ciphertext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer?) -> Bool {
         guard ciphertext.count >= tagByteCount, let cipherBase = ciphertext.baseAddress else { return false }
         return withIETFNonce(tail: nonceTail) { ietfNonce in
@@ -141,14 +141,14 @@ enum XChaCha20Poly1305 {
 
     /// Writes `HChaCha20(key, input16)` (32 bytes) to `out`.
     @inline(__always)
-    static func hchacha20(key: UnsafeRawPointer, input: UnsafeRawPointer, into out: UnsafeMutableRawPointer) {
+    package static func hchacha20(key: UnsafeRawPointer, input: UnsafeRawPointer, into out: UnsafeMutableRawPointer) {
         _ = crypto_core_hchacha20(out.assumingMemoryBound(to: UInt8.self),
                                   input.assumingMemoryBound(to: UInt8.self),
                                   key.assumingMemoryBound(to: UInt8.self), nil)
     }
 
     /// Runs `body` with `HChaCha20(key, nonce[0..<16])` in a stack buffer, zeroed afterwards.
-    static func withSubkey<R, E: Error>(key: UnsafeRawPointer, nonce: UnsafeRawPointer,
+    package static func withSubkey<R, E: Error>(key: UnsafeRawPointer, nonce: UnsafeRawPointer,
                                         _ body: (UnsafeRawPointer) throws(E) -> R) throws(E) -> R {
         var subkey: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         return try withUnsafeMutablePointer(to: &subkey) { (subkey) throws(E) -> R in

@@ -72,28 +72,28 @@ public enum EnvelopeFormat {
 
     /// The magic as one word whose in-memory bytes are ``magic`` on any host, for a four-byte
     /// compare and store.
-    static let magicWord = UInt32(littleEndian: 0x5842_5389)
+    package static let magicWord = UInt32(littleEndian: 0x5842_5389)
 }
 
 /// A parsed, not yet authenticated, envelope header.
-struct EnvelopeHeader {
+package struct EnvelopeHeader {
     /// How the body is sealed.
-    let kind: EnvelopeFormat.Kind
+    package let kind: EnvelopeFormat.Kind
     /// The key id the envelope names.
-    let keyID: UInt32
+    package let keyID: UInt32
     /// Where the item type's bytes are.
-    let itemTypeRange: Range<Int>
+    package let itemTypeRange: Range<Int>
     /// Where the 24-byte nonce (or secretstream header) starts.
-    let nonceOffset: Int
+    package let nonceOffset: Int
     /// Header length: the associated data, and where the body starts.
-    var length: Int { nonceOffset + EnvelopeFormat.nonceLength }
+    package var length: Int { nonceOffset + EnvelopeFormat.nonceLength }
 
     /// Parses the header, checking each field before reading the next.
     ///
     /// - Throws: ``SealingError/badMagic``, ``SealingError/unsupportedVersion(_:)``,
     ///   ``SealingError/unsupportedKind(_:)``, or ``SealingError/truncated`` if the bytes end
     ///   before the header does (including a strict prefix of the magic).
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(SealingError) -> EnvelopeHeader {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(SealingError) -> EnvelopeHeader {
         let count = bytes.count
         guard count >= 4 else {
             for index in 0..<count where bytes[index] != EnvelopeFormat.magic[index] { throw .badMagic }
@@ -118,7 +118,7 @@ struct EnvelopeHeader {
     /// Writes magic, version, kind, key id, type length and type to `out`; returns the nonce
     /// offset. `typeBytes` must be at most 255 bytes.
     @inline(__always)
-    static func write(kind: EnvelopeFormat.Kind, keyID: UInt32, typeBytes: UnsafeRawBufferPointer,
+    package static func write(kind: EnvelopeFormat.Kind, keyID: UInt32, typeBytes: UnsafeRawBufferPointer,
                       to out: UnsafeMutableRawPointer) -> Int {
         out.storeBytes(of: EnvelopeFormat.magicWord, as: UInt32.self)
         out.storeBytes(of: EnvelopeFormat.version, toByteOffset: 4, as: UInt8.self)

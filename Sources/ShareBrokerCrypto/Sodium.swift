@@ -12,7 +12,7 @@ import Synchronization
 /// The same initializer registers a `pthread_atfork` child handler that bumps
 /// ``ForkGeneration``, so every piece of per-process state (nonce prefixes, in-flight reader
 /// counts) is re-drawn or reset in a fork child before the child can use it.
-enum Sodium {
+package enum Sodium {
     /// The result of `sodium_init` (0 first time, 1 already done, -1 failure).
     private static let initResult: Int32 = {
         let result = sodium_init()
@@ -24,12 +24,12 @@ enum Sodium {
 
     /// Initializes libsodium once per process; throws ``SealingError/sodiumInitFailed`` if it cannot.
     @inline(__always)
-    static func ensureInitialized() throws(SealingError) {
+    package static func ensureInitialized() throws(SealingError) {
         try check(initResult: initResult)
     }
 
     /// Maps a `sodium_init` result to success or ``SealingError/sodiumInitFailed``.
-    static func check(initResult: Int32) throws(SealingError) {
+    package static func check(initResult: Int32) throws(SealingError) {
         guard initResult >= 0 else { throw .sodiumInitFailed }
     }
 }
@@ -40,17 +40,17 @@ enum Sodium {
 /// The child handler does one relaxed atomic add: async-signal-safe, no allocation, no lock.
 /// Readers compare the value they recorded with the current one; a difference means "this is a
 /// fork child: whatever you cached about the parent's nonces or threads is void".
-enum ForkGeneration {
+package enum ForkGeneration {
     private static let value = Atomic<UInt64>(0)
     private static let registered = Atomic<Bool>(false)
 
     /// The current generation (relaxed: only equality with an earlier load matters, and the
     /// child handler runs before any thread of the child could load it).
     @inline(__always)
-    static var current: UInt64 { value.load(ordering: .relaxed) }
+    package static var current: UInt64 { value.load(ordering: .relaxed) }
 
     /// Registers the `pthread_atfork` child handler once per process.
-    static func registerChildHandler() {
+    package static func registerChildHandler() {
         _ = value.load(ordering: .relaxed) // initialize the global before the handler can run
         guard registered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
             return
@@ -59,16 +59,16 @@ enum ForkGeneration {
     }
 
     /// Runs in the fork child (and from tests that simulate one).
-    static func childDidFork() {
+    package static func childDidFork() {
         value.wrappingAdd(1, ordering: .relaxed)
     }
 }
 
 /// Guarded allocations for secrets: `sodium_malloc` (guard pages, canary, `mlock` where the
 /// limit allows, zeroed by `sodium_free`).
-enum SecureMemory {
+package enum SecureMemory {
     /// Allocates `byteCount` bytes of guarded memory, or throws ``SealingError/outOfSecureMemory``.
-    static func allocate(byteCount: Int) throws(SealingError) -> UnsafeMutableRawPointer {
+    package static func allocate(byteCount: Int) throws(SealingError) -> UnsafeMutableRawPointer {
         try Sodium.ensureInitialized()
         guard byteCount >= 0, let pointer = sodium_malloc(byteCount) else { throw .outOfSecureMemory }
         return pointer
@@ -76,20 +76,20 @@ enum SecureMemory {
 
     /// Makes the allocation read-only (writes fault). Done once after a secret is written,
     /// never per seal.
-    static func makeReadOnly(_ pointer: UnsafeMutableRawPointer) {
+    package static func makeReadOnly(_ pointer: UnsafeMutableRawPointer) {
         _ = sodium_mprotect_readonly(pointer)
     }
 
     /// Zeroes `byteCount` bytes of an allocation, whatever its protection, and leaves it
     /// inaccessible: a use after wipe faults instead of silently using a zero key.
-    static func zeroAndLock(_ pointer: UnsafeMutableRawPointer, byteCount: Int) {
+    package static func zeroAndLock(_ pointer: UnsafeMutableRawPointer, byteCount: Int) {
         _ = sodium_mprotect_readwrite(pointer)
         sodium_memzero(pointer, byteCount)
         _ = sodium_mprotect_noaccess(pointer)
     }
 
     /// Frees an allocation (libsodium zeroes it first), whatever its protection.
-    static func free(_ pointer: UnsafeMutableRawPointer) {
+    package static func free(_ pointer: UnsafeMutableRawPointer) {
         _ = sodium_mprotect_readwrite(pointer)
         sodium_free(pointer)
     }

@@ -3,7 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBroker
 import Synchronization
+import ShareBrokerCrypto
 
 /// Why the file-backed pasteboard could not be written.
 public struct FilePasteboardError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -11,19 +11,19 @@ import Synchronization
 /// Epochs are immutable apart from the counter and are never freed while their
 /// ``NonceSource`` lives (each one keeps its predecessor), so a reader may use one without
 /// retaining it.
-final class NonceEpoch: Sendable {
+package final class NonceEpoch: Sendable {
     /// The 16 random prefix bytes, as two words in memory order.
-    let prefix: (UInt64, UInt64)
+    package let prefix: (UInt64, UInt64)
     /// The ``ForkGeneration`` (plus simulated forks) this epoch was drawn in.
-    let forkGeneration: UInt64
+    package let forkGeneration: UInt64
     /// Position of this epoch in its source, starting at 1; newer epochs have larger serials.
-    let serial: UInt64
+    package let serial: UInt64
     /// The next counter value to hand out.
-    let counter = Atomic<UInt64>(0)
+    package let counter = Atomic<UInt64>(0)
     /// The epoch this one replaced, kept alive for readers that still hold it unretained.
-    let previous: NonceEpoch?
+    package let previous: NonceEpoch?
 
-    init(prefix: (UInt64, UInt64), forkGeneration: UInt64, serial: UInt64, previous: NonceEpoch?) {
+    package init(prefix: (UInt64, UInt64), forkGeneration: UInt64, serial: UInt64, previous: NonceEpoch?) {
         self.prefix = prefix
         self.forkGeneration = forkGeneration
         self.serial = serial
@@ -32,7 +32,7 @@ final class NonceEpoch: Sendable {
 
     /// Writes the 24-byte nonce for `counter` to `destination`.
     @inline(__always)
-    func writeNonce(counter: UInt64, to destination: UnsafeMutableRawPointer) {
+    package func writeNonce(counter: UInt64, to destination: UnsafeMutableRawPointer) {
         destination.storeBytes(of: prefix.0, as: UInt64.self)
         destination.storeBytes(of: prefix.1, toByteOffset: 8, as: UInt64.self)
         destination.storeBytes(of: counter.bigEndian, toByteOffset: 16, as: UInt64.self)
@@ -41,11 +41,11 @@ final class NonceEpoch: Sendable {
 
 /// A reserved nonce: an epoch (unretained; see ``NonceEpoch``) and a counter value that no
 /// other caller received under that epoch.
-struct NonceReservation {
+package struct NonceReservation {
     /// The epoch; valid while the ``NonceSource`` that issued it lives.
-    let epoch: Unmanaged<NonceEpoch>
+    package let epoch: Unmanaged<NonceEpoch>
     /// The counter value, below ``NonceSource/itemsPerPrefix``.
-    let counter: UInt64
+    package let counter: UInt64
 }
 
 /// Hands out unique 24-byte nonces without a system call per nonce: a random prefix drawn from
@@ -60,19 +60,19 @@ struct NonceReservation {
 /// * Rotation of the prefix: after ``itemsPerPrefix`` nonces (2³² by default) a new prefix is
 ///   drawn, which also bounds how much data is sealed under one cached HChaCha20 subkey.
 /// * No lock anywhere, so a fork taken while another thread was inside cannot deadlock the child.
-final class NonceSource: @unchecked Sendable {
+package final class NonceSource: @unchecked Sendable {
     /// The process-wide source every key ring uses unless a test supplies its own.
-    static let shared = NonceSource(itemsPerPrefix: 1 << 32)
+    package static let shared = NonceSource(itemsPerPrefix: 1 << 32)
 
     /// How many nonces one prefix serves before a new one is drawn.
-    let itemsPerPrefix: UInt64
+    package let itemsPerPrefix: UInt64
     /// The current epoch, holding one retain; `nil` until the first nonce.
     private let head = Atomic<Unmanaged<NonceEpoch>?>(nil)
     /// Forks simulated by tests, added to the real ``ForkGeneration``.
     private let simulatedForks = Atomic<UInt64>(0)
 
     /// Creates a source whose prefixes each serve `itemsPerPrefix` nonces (at least 1).
-    init(itemsPerPrefix: UInt64) {
+    package init(itemsPerPrefix: UInt64) {
         self.itemsPerPrefix = max(1, itemsPerPrefix)
     }
 
@@ -88,7 +88,7 @@ final class NonceSource: @unchecked Sendable {
 
     /// Reserves the next nonce. No system call except when a new prefix is drawn.
     @inline(__always)
-    func reserve() -> NonceReservation {
+    package func reserve() -> NonceReservation {
         while true {
             let generation = self.generation
             let current = head.load(ordering: .acquiring)
@@ -123,7 +123,7 @@ final class NonceSource: @unchecked Sendable {
     }
 
     /// Makes the next reservation behave as in a fork child (tests only).
-    func simulateFork() {
+    package func simulateFork() {
         simulatedForks.wrappingAdd(1, ordering: .relaxed)
     }
 }

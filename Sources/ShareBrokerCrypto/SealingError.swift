@@ -82,31 +82,10 @@ public enum SealingError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why the key custodian did not hand out a key ring.
-public enum SecureServicesError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Secure services are unavailable (no keys delivered, passcode not entered, or the keys
-    /// were wiped). SecureCopy writes must fail and nothing may be written; pastes read
-    /// unsecured content only.
-    case unavailable
-    /// The app with this bundle id is not entitled to the group's keys (never entitled, or
-    /// revoked). Ids are matched exactly, never by prefix or case-insensitively.
-    case notEntitled(String)
-
-    /// What went wrong and what to do, in one line.
-    public var description: String {
-        switch self {
-        case .unavailable:
-            "secure services are unavailable; SecureCopy writes fail until keys are delivered"
-        case .notEntitled(let appID):
-            "the app '\(appID)' is not entitled to the group's keys; entitle it with the key custodian"
-        }
-    }
-}
-
 /// Formats key ids the same way everywhere (they are not secret; key bytes never are shown).
-enum KeyIDFormat {
+package enum KeyIDFormat {
     /// `0x` and eight lower-case hex digits.
-    static func hex(_ id: UInt32) -> String {
+    package static func hex(_ id: UInt32) -> String {
         let digits = String(id, radix: 16)
         return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }

@@ -60,12 +60,12 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
 /// the description nor the mirror shows key bytes, only key ids.
 public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable {
     /// The key that seals.
-    let current: KeyBox
+    package let current: KeyBox
     /// Older keys, newest first, kept for opening.
-    let previous: [KeyBox]
+    package let previous: [KeyBox]
     private let wipedFlag = Atomic<Bool>(false)
 
-    init(current: KeyBox, previous: [KeyBox]) {
+    package init(current: KeyBox, previous: [KeyBox]) {
         self.current = current
         self.previous = previous
     }
@@ -78,7 +78,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     }
 
     /// A ring of one fresh key whose nonces come from `nonces` (tests use small sources).
-    static func generate(nonces: NonceSource) throws(SealingError) -> KeyRing {
+    package static func generate(nonces: NonceSource) throws(SealingError) -> KeyRing {
         try Sodium.ensureInitialized()
         let key = try GroupKey.generate(id: randombytes_random())
         return KeyRing(current: KeyBox(key: key, nonces: nonces), previous: [])
@@ -163,7 +163,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     }
 
     /// Seals with raw type bytes (not checked for UTF-8: tests use this to forge types).
-    func seal(_ plaintext: UnsafeRawBufferPointer, typeBytes: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
+    package func seal(_ plaintext: UnsafeRawBufferPointer, typeBytes: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
         guard plaintext.count <= EnvelopeFormat.maxPlaintextSize else {
             throw .tooLarge(size: plaintext.count, limit: EnvelopeFormat.maxPlaintextSize)
         }
@@ -200,7 +200,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// Returns a `count`-byte array filled by `fill`: small envelopes are built on the stack
     /// and copied once (cheaper than a fresh array's set-up on Linux), large ones in place.
     @inline(__always)
-    static func makeBytes(count: Int, _ fill: (UnsafeMutableRawPointer) -> Void) throws(SealingError) -> [UInt8] {
+    package static func makeBytes(count: Int, _ fill: (UnsafeMutableRawPointer) -> Void) throws(SealingError) -> [UInt8] {
         if count <= 1024 {
             return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) {
                 (buffer) throws(SealingError) -> [UInt8] in
@@ -290,7 +290,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// Decoding repairs invalid UTF-8 by inserting U+FFFD where the input is invalid, so the
     /// bytes are valid exactly when decoding gives them back unchanged. (This specializes fully;
     /// `String(validating:as:)` does a generic metadata lookup per call on Linux.)
-    static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
+    package static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
         let typed = bytes.assumingMemoryBound(to: UInt8.self)
         let decoded = String(decoding: typed, as: UTF8.self)
         guard decoded.utf8.count == typed.count else { return nil }

@@ -13,7 +13,7 @@ import CSodium
 /// * Every chunk is tagged MESSAGE except the last, tagged FINAL. Reading a stream cut at a
 ///   chunk boundary ends on a MESSAGE chunk: ``SealingError/truncated``. A reordered, dropped,
 ///   duplicated or altered chunk fails its MAC: ``SealingError/authenticationFailed``.
-enum ChunkedSealing {
+package enum ChunkedSealing {
     private static let streamKeyID: UInt64 = 1
     private static let streamKeyContext: StaticString = "SBX1strm"
     private static var tagMessage: UInt8 { SecretStream.tagMessage }
@@ -32,7 +32,7 @@ enum ChunkedSealing {
     }
 
     /// Seals `plaintext` (any size up to the cap) as a chunked envelope under `key`.
-    static func seal(key: UnsafeRawPointer, keyID: UInt32, typeBytes: UnsafeRawBufferPointer,
+    package static func seal(key: UnsafeRawPointer, keyID: UInt32, typeBytes: UnsafeRawBufferPointer,
                      plaintext: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
         let chunkSize = EnvelopeFormat.chunkSize
         let chunks = EnvelopeFormat.chunkCount(plaintextCount: plaintext.count)
@@ -70,7 +70,7 @@ enum ChunkedSealing {
     ///
     /// The plaintext is decrypted chunk by chunk straight into the result; if any chunk fails,
     /// what was written is zeroed before the error is thrown.
-    static func open(key: UnsafeRawPointer, header: UnsafeRawBufferPointer, nonce: UnsafeRawPointer,
+    package static func open(key: UnsafeRawPointer, header: UnsafeRawBufferPointer, nonce: UnsafeRawPointer,
                      body: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
         let frame = EnvelopeFormat.chunkSize + EnvelopeFormat.chunkOverhead
         let chunks = (body.count + frame - 1) / frame

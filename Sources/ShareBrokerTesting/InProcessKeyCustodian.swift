@@ -1,24 +1,5 @@
-import Synchronization
-
-/// The key custodian: hands an app the group's ``KeyRing`` when secure services are available
-/// and the app is entitled. Platform-pluggable: ``InProcessKeyCustodian`` is the embedded
-/// default; a client of a key daemon can implement the same protocol.
-public protocol SecureServices: Sendable {
-    /// Whether keys can be handed out now. When ``SecureServicesAvailability/unavailable``,
-    /// SecureCopy writes fail and nothing is written.
-    var availability: SecureServicesAvailability { get }
-
-    /// The group's key ring for the app with bundle id `appID` (matched exactly).
-    ///
-    /// - Throws: ``SecureServicesError/unavailable`` when secure services are unavailable;
-    ///   ``SecureServicesError/notEntitled(_:)`` when the app is not entitled to the group's keys.
-    func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing
-
-    /// The app `appID` is retired: forget and zero whatever key material it holds, and make sure
-    /// it never receives a key that seals new items. Items sealed before stay readable to the
-    /// apps still authorized.
-    func relinquishKeys(for appID: String) throws(SealingError)
-}
+import ShareBroker
+import ShareBrokerCrypto
 
 /// The embedded ``SecureServices``: holds the group's key ring in this process and decides which
 /// apps may have it.

@@ -6,7 +6,7 @@ import Darwin
 
 /// Writes every byte of `bytes` to `fd`, retrying short writes and `EINTR`.
 /// - Returns: `nil` on success, or the `errno` of the write that failed.
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+package func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
     var written = 0
     while written < bytes.count {
         let n = bytes.withUnsafeBytes { raw in
