@@ -51,6 +51,8 @@ let package = Package(
             name: "ShareBrokerBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
                 "CSodiumBench",
@@ -67,6 +69,8 @@ let package = Package(
             name: "X11ClipboardBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
                 .product(name: "ShareBrokerLinux", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -83,6 +87,8 @@ let package = Package(
             name: "DesktopBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
                 .product(name: "ShareBrokerLinux", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
