@@ -1,25 +1,12 @@
 // swift-tools-version: 6.1
 //
 // ShareBroker: a data-loss-prevention layer that managed apps link into their process.
-// The benchmark harness is a separate package under Benchmarks/ so `swift test` stays lean.
+// Benchmarks (and the measuring tools) and the fuzz harnesses are packages of their own, under
+// Benchmarks/ and Fuzz/, so a plain `swift build` builds what ships and `swift test` stays lean.
 import PackageDescription
 
 let strictSwift6: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
-]
-
-// libFuzzer harnesses, one folder each (Sources/<name>/main.swift): scripts/fuzz.sh builds them
-// with `--sanitize=fuzzer --sanitize=address` into .build-fuzz; a plain `swift build` makes
-// do-nothing executables of them. To add one: its folder, a line here, a line in the Makefile's
-// FUZZ_TARGETS, and seeds under Fuzz/corpus/<name>/ (Fuzz/README.md).
-let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
-    ("FuzzEnvelope", ["ShareBroker", "ShareBrokerCrypto", "CSodium"]),
-    ("FuzzPolicyDocument", ["ShareBrokerPolicyDocument"]),
-    ("FuzzIntuneImport", ["ShareBrokerPolicyDocument"]),
-    ("FuzzSimulatorLine", ["ShareBrokerSimulator", .product(name: "Logging", package: "swift-log")]),
-    ("FuzzAgentFrame", ["ShareBrokerAgentProtocol"]),
-    ("FuzzSecureFile", ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerTesting"]),
-    ("FuzzSealedSet", ["ShareBroker", "ShareBrokerCrypto"]),
 ]
 
 // The libraries, by role (docs/ARCHITECTURE.md has the module graph).
@@ -130,7 +117,7 @@ let libraryTargets: [Target] = [
         ),
 ]
 
-// The two shipped tools and the measuring tools.
+// The two shipped tools (measuring tools live in Benchmarks/, fuzz harnesses in Fuzz/).
 let executableTargets: [Target] = [
         // The agent daemon: argument parsing and start-up only.
         .executableTarget(
@@ -140,21 +127,6 @@ let executableTargets: [Target] = [
                 "ShareBrokerAgentClient",
                 "ShareBrokerAgentProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSwift6
-        ),
-        // BENCHMARK (not shipped): handshake to ready, push to 100 clients, copy path with the
-        // agent client. Run a release build: swift run -c release agent-bench
-        .executableTarget(
-            name: "agent-bench",
-            dependencies: [
-                "ShareBrokerCrypto",
-                "ShareBrokerTesting",
-                "ShareBroker",
-                "ShareBrokerAgent",
-                "ShareBrokerAgentClient",
-                "ShareBrokerAgentProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
@@ -171,13 +143,6 @@ let executableTargets: [Target] = [
                 "ShareBrokerLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strictSwift6
-        ),
-        // Peak memory and throughput of secure files against raw secretstream, for the benchmark
-        // report: `swift build -c release --product securefile-memprobe`.
-        .executableTarget(
-            name: "securefile-memprobe",
-            dependencies: ["ShareBrokerCrypto", "ShareBroker", "CSodium"],
             swiftSettings: strictSwift6
         ),
 ]
@@ -251,20 +216,6 @@ let testTargets: [Target] = [
         ),
 ]
 
-let fuzzHarnessTargets: [Target] = [
-        // What the fuzz harnesses share: reading choices from the input, invariant checks.
-        .target(
-            name: "FuzzSupport",
-            swiftSettings: strictSwift6
-        ),
-] + fuzzTargets.map { fuzz in
-    .executableTarget(
-        name: fuzz.name,
-        dependencies: ["FuzzSupport"] + fuzz.dependencies,
-        swiftSettings: strictSwift6
-    )
-}
-
 let package = Package(
     name: "ShareBroker",
     platforms: [.macOS(.v15)],
@@ -278,6 +229,7 @@ let package = Package(
         .executable(name: "sharebroker", targets: ["sharebroker"]),
         .library(name: "ShareBrokerAgent", targets: ["ShareBrokerAgent"]),
         .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
+        .library(name: "ShareBrokerAgentProtocol", targets: ["ShareBrokerAgentProtocol"]),
         .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
     ],
     dependencies: [
@@ -286,5 +238,5 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
-    targets: libraryTargets + executableTargets + testTargets + fuzzHarnessTargets
+    targets: libraryTargets + executableTargets + testTargets
 )

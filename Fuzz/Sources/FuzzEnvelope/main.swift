@@ -18,7 +18,7 @@
 //
 // See Fuzz/README.md for the input layout of each mode.
 
-import CSodium
+import CSodiumFuzz
 import FuzzSupport
 import ShareBroker
 import ShareBrokerCrypto

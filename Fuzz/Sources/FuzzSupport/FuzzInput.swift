@@ -1,4 +1,4 @@
-// Shared by the libFuzzer harnesses under Sources/Fuzz*/ (see scripts/fuzz.sh and Fuzz/README.md).
+// Shared by the libFuzzer harnesses under Fuzz/Sources/Fuzz*/ (see scripts/fuzz.sh and Fuzz/README.md).
 // Nothing here is part of the library; the harness executables are built with
 // `--sanitize=fuzzer --sanitize=address` by scripts/fuzz.sh and as do-nothing executables by a
 // plain `swift build`.

@@ -25,7 +25,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSodium
+import CSodiumBench
 import ShareBroker
 import ShareBrokerCrypto
 
