@@ -34,7 +34,7 @@ public struct CopyResult: Sendable, Hashable {
 }
 
 /// Reading the general pasteboard: clear items as they are, sealed items only with the group keys.
-public enum PasteboardReader {
+package enum PasteboardReader {
     /// The first item on `items` that a reader holding `keyRing` (or none) can read, in plaintext.
     /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as
     /// nothing and the next item is tried: a desktop clipboard offers a SecureCopy item's sealed
