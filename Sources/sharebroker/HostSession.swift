@@ -103,11 +103,6 @@ final class HostPasteboard: @unchecked Sendable {
         }
     }
 
-    /// Why the last write failed, if it did.
-    var lastWriteError: String? {
-        file?.lastWriteError?.description ?? x11?.lastWriteError?.description
-    }
-
     /// After a copy: a desktop clipboard is served by the copying process, so on X11 this hands
     /// the item to a running clipboard manager, or else serves it until another app copies.
     func holdAfterCopy() {

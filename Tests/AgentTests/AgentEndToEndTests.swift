@@ -488,7 +488,7 @@ struct AgentClientInProcessTests {
         #expect(refused.action == .blocked)
         #expect(pasteboard.read() == before)
         #expect(throws: SecureServicesError.unavailable) { try client.keyRing(for: welcome.app) }
-        pasteboard.write([.text("plain")])
+        try pasteboard.write([.text("plain")])
         #expect(broker.paste()?.bytes == Array("plain".utf8))
 
         try h.startAgent()

@@ -26,7 +26,6 @@ package enum TransferRules {
 
     /// Whether a document may go to `target` through `channel`.
     @inlinable
-    @usableFromInline
     package static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {

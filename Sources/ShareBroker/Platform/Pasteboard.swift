@@ -27,8 +27,12 @@ public protocol Pasteboard: Sendable {
     /// What is on the pasteboard now, and its change count.
     func read() -> (items: [PasteboardItem], changeCount: Int)
     /// Replaces the contents; returns the new change count.
+    ///
+    /// - Throws: the adapter's own error when the platform refused the write; the pasteboard
+    ///   then keeps exactly what it had, and the copy that asked reports
+    ///   ``ClipboardError/pasteboardWriteFailed(reason:)``.
     @discardableResult
-    func write(_ items: [PasteboardItem]) -> Int
+    func write(_ items: [PasteboardItem]) throws -> Int
     /// Empties the pasteboard only if nobody wrote to it since `changeCount`; returns whether it did.
     @discardableResult
     func clear(ifChangeCount changeCount: Int) -> Bool

@@ -55,7 +55,6 @@ public final class FilePasteboard: Pasteboard {
     static let version: UInt8 = 1
     static let headerLength = 17
 
-    private let lastError = Mutex<FilePasteboardError?>(nil)
 
     /// Uses the pasteboard file at `path`, creating its folder (mode 0700) if needed; the file
     /// itself appears with the first write.
@@ -64,10 +63,6 @@ public final class FilePasteboard: Pasteboard {
         let folder = Self.parent(of: path)
         try Self.makeDirectories(folder)
     }
-
-    /// The error of the last ``write(_:)`` or ``clear(ifChangeCount:)`` that failed (the
-    /// protocol's methods cannot throw); `nil` after one that succeeded.
-    public var lastWriteError: FilePasteboardError? { lastError.withLock { $0 } }
 
     // MARK: Pasteboard
 
@@ -78,23 +73,17 @@ public final class FilePasteboard: Pasteboard {
         return Self.parse(bytes) ?? ([], Self.changeCount(ofFile: path))
     }
 
-    /// Replaces the items. On failure the pasteboard keeps exactly what it had, the returned
-    /// change count is the unchanged one, and ``lastWriteError`` says why.
+    /// Replaces the items and returns the new change count.
+    ///
+    /// - Throws: ``FilePasteboardError`` when the file system refused; the pasteboard then
+    ///   keeps exactly what it had.
     @discardableResult
-    public func write(_ items: [PasteboardItem]) -> Int {
-        let result = locked { () throws(FilePasteboardError) -> Int in
+    public func write(_ items: [PasteboardItem]) throws(FilePasteboardError) -> Int {
+        try locked { () throws(FilePasteboardError) -> Int in
             let next = Self.changeCount(ofFile: path) + 1
             try replace(with: items, changeCount: next)
             return next
-        }
-        switch result {
-        case .success(let count):
-            lastError.withLock { $0 = nil }
-            return count
-        case .failure(let error):
-            lastError.withLock { $0 = error }
-            return Self.changeCount(ofFile: path)
-        }
+        }.get()
     }
 
     /// Empties the pasteboard if nobody (in any process) wrote since `changeCount`.
@@ -108,10 +97,8 @@ public final class FilePasteboard: Pasteboard {
         }
         switch result {
         case .success(let cleared):
-            lastError.withLock { $0 = nil }
             return cleared
-        case .failure(let error):
-            lastError.withLock { $0 = error }
+        case .failure:
             return false
         }
     }
