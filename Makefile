@@ -14,14 +14,28 @@ FUZZ_TARGETS = \
 	FuzzIntuneImport \
 	FuzzSimulatorLine \
 	FuzzAgentFrame \
-	FuzzSecureFile
+	FuzzSecureFile \
+	FuzzSealedSet
 
 .PHONY: deps demo test build bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
 
+# libsodium for sealing; libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
+# for its end-to-end tests (they skip, saying so, without them).
+DEPS_PACKAGES = libsodium-dev pkg-config libxcb1-dev libxcb-xfixes0-dev xvfb xclip xsel
+
 deps:
-	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium; then \
-		echo "installing libsodium-dev and pkg-config with apt-get"; \
-		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsodium-dev pkg-config; \
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium xcb xcb-xfixes \
+		|| ! command -v Xvfb >/dev/null 2>&1 || ! command -v xclip >/dev/null 2>&1 || ! command -v xsel >/dev/null 2>&1; then \
+		echo "installing $(DEPS_PACKAGES) with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_PACKAGES); \
+	fi
+	@# The desktop adapter (Sources/ShareBrokerLinux/Desktop): libgio through pkg-config; its
+	@# end-to-end tests use the shared MIME database and compare with xdg-mime (xdg-utils).
+	@if ! pkg-config --exists gio-unix-2.0 || ! command -v xdg-mime >/dev/null 2>&1 \
+		|| ! command -v gio >/dev/null 2>&1 || [ ! -d /usr/share/mime/text ]; then \
+		echo "installing libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info; \
 	fi
 
 build: deps

@@ -61,6 +61,37 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        // The X11 clipboard adapter between two apps on a private Xvfb (ratios of SecureCopy to
+        // clear copy-then-paste, paste next to xclip -o). Not in the CI allocation check.
+        .executableTarget(
+            name: "X11ClipboardBenchmarks",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerLinux", package: "ShareBroker"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/X11ClipboardBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        // The Linux desktop hand-off (ShareBrokerLinux): decision + private copy or dummy for a
+        // 1 MiB document, and the private copy against `cp` of the same file in the same samples.
+        // File I/O: not part of the CI allocation check.
+        .executableTarget(
+            name: "DesktopBenchmarks",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerLinux", package: "ShareBroker"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/DesktopBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
         // swift-crypto's ChaChaPoly (ChaCha20-Poly1305 IETF, 96-bit nonce, BoringSSL): the peer a
         // Swift developer would otherwise pick. Not XChaCha20, so a comparison, not a baseline.
         .executableTarget(

@@ -307,7 +307,8 @@ public final class AgentCore: Sendable {
                 let welcome = WelcomeMessage(
                     app: app.id, peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable),
                     push: state.push, policy: Self.wirePolicy(for: current, in: state.registry),
-                    device: Self.wireDevice(for: current, in: state.registry))
+                    device: Self.wireDevice(for: current, in: state.registry),
+                    nativeMail: state.registry.nativeMail.wire)
                 connection.send([AgentMessage.frame(.welcome, welcome)], sensitive: false)
                 var admittedSession = session
                 admittedSession.sentKeyIDs = sendKeys(to: session, state: state)
@@ -519,7 +520,7 @@ public final class AgentCore: Sendable {
                 }
                 let frame = frames[app.id] ?? AgentMessage.frame(.policy, PolicyPushMessage(
                     push: state.push, policy: Self.wirePolicy(for: app, in: registry),
-                    device: Self.wireDevice(for: app, in: registry)))
+                    device: Self.wireDevice(for: app, in: registry), nativeMail: registry.nativeMail.wire))
                 frames[app.id] = frame
                 session.connection.send([frame], sensitive: false)
             }

@@ -88,6 +88,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         var welcome: WelcomeMessage?
         var policy: WirePolicy?
         var device: [WireDeviceApp] = []
+        var nativeMail: [String]?
         var push: UInt64 = 0
         var ring: KeyRing?
         var broker: ShareBroker?
@@ -150,7 +151,12 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     public var appID: String? { state.withLock { $0.welcome?.app } }
 
     /// The other apps on the device, as the agent last described them.
-    public var device: DeviceApps { DeviceApps(state.withLock { $0.device }.map(\.deviceApp)) }
+    /// The native mail ids come from the device document; a broker made from this value keeps the
+    /// ones of the moment it was made (pushes update the apps, not the native mail ids).
+    public var device: DeviceApps {
+        let (apps, nativeMail) = state.withLock { ($0.device, $0.nativeMail) }
+        return DeviceApps(apps.map(\.deviceApp), nativeMail: NativeMail(wire: nativeMail))
+    }
 
     /// The push number of the policy in force.
     public var push: UInt64 { state.withLock { $0.push } }
@@ -195,6 +201,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         emit(.connected(app: welcome.app, push: welcome.push))
         if let ring { emit(.keysInstalled(ring.keyIDs)) } else { emit(.keysDropped) }
         for frame in resend { try? socket.write(frame) }
+        state.withLock { $0.nativeMail = welcome.nativeMail }
         apply(policy: welcome.policy, device: welcome.device, push: welcome.push)
         return welcome
     }
@@ -262,6 +269,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         case .policy:
             let push: PolicyPushMessage
             do { push = try AgentMessage.decode(PolicyPushMessage.self, from: frame.body) } catch { throw .protocolError(error.description) }
+            state.withLock { $0.nativeMail = push.nativeMail }
             apply(policy: push.policy, device: push.device, push: push.push)
         case .receipt:
             let receipt: ReceiptMessage

@@ -180,16 +180,20 @@ public struct WelcomeMessage: Codable, Sendable, Hashable {
     public var policy: WirePolicy
     /// The other apps on the device.
     public var device: [WireDeviceApp]
+    /// The ids that count as native mail on the device, the one `mailto:` opens first; absent:
+    /// the two Apple ids.
+    public var nativeMail: [String]?
 
     /// Creates a welcome.
     public init(protocolVersion: Int = Int(AgentFrame.protocolVersion), app: String, peer: PeerDescription,
-                push: UInt64, policy: WirePolicy, device: [WireDeviceApp]) {
+                push: UInt64, policy: WirePolicy, device: [WireDeviceApp], nativeMail: [String]? = nil) {
         self.protocolVersion = protocolVersion
         self.app = app
         self.peer = peer
         self.push = push
         self.policy = policy
         self.device = device
+        self.nativeMail = nativeMail
     }
 }
 
@@ -240,12 +244,15 @@ public struct PolicyPushMessage: Codable, Sendable, Hashable {
     public var policy: WirePolicy
     /// The other apps on the device.
     public var device: [WireDeviceApp]
+    /// As in ``WelcomeMessage/nativeMail``.
+    public var nativeMail: [String]?
 
     /// Creates a push.
-    public init(push: UInt64, policy: WirePolicy, device: [WireDeviceApp]) {
+    public init(push: UInt64, policy: WirePolicy, device: [WireDeviceApp], nativeMail: [String]? = nil) {
         self.push = push
         self.policy = policy
         self.device = device
+        self.nativeMail = nativeMail
     }
 }
 
@@ -408,5 +415,21 @@ public struct ErrorMessage: Codable, Sendable, Hashable {
     /// Creates an error.
     public init(message: String) {
         self.message = message
+    }
+}
+
+extension NativeMail {
+    /// The wire form: `nil` for the Apple default, else the id `mailto:` opens first.
+    public var wire: [String]? {
+        self == .appleDevices ? nil : [launchID] + ids.filter { $0 != launchID }
+    }
+
+    /// Reads the wire form (`nil` or empty: the Apple default).
+    public init(wire: [String]?) {
+        if let wire, let first = wire.first {
+            self.init(ids: wire, launchID: first)
+        } else {
+            self = .appleDevices
+        }
     }
 }

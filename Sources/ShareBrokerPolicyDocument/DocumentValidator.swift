@@ -33,7 +33,7 @@ struct DocumentValidator {
     // MARK: Documents
 
     static let appFields = ["$schema", "format", "version", "app", "description", "policy"]
-    static let deviceFields = ["$schema", "format", "version", "description", "apps"]
+    static let deviceFields = ["$schema", "format", "version", "description", "apps", "nativeMail"]
     static let appEntryFields = ["id", "name", "executable", "sha256", "appConnect", "handles", "policy"]
 
     mutating func document(_ json: JSONValue) -> PolicyDocument? {
@@ -108,10 +108,22 @@ struct DocumentValidator {
                 error(appsPath, "expected an array of apps; got \(value.kindName)")
             }
         }
+        var nativeMail = NativeMail.appleDevices
+        if let value = f["nativeMail"] {
+            let path = JSONPath.root.key("nativeMail")
+            if let ids = bundleIDList(value, at: path) {
+                if let first = ids.first {
+                    nativeMail = NativeMail(ids: ids, launchID: first)
+                } else {
+                    error(path, "an empty list: name the app ids that count as native mail (a whitelist must hold all "
+                          + "of them), or leave nativeMail out for com.apple.UIKit.activity.Mail and com.apple.mobilemail")
+                }
+            }
+        }
         guard errorCount == before else { return nil }
         crossCheck(apps, at: appsPath)
         guard errorCount == before else { return nil }
-        return .device(DeviceRegistry(description: description, apps: apps))
+        return .device(DeviceRegistry(description: description, apps: apps, nativeMail: nativeMail))
     }
 
     private mutating func registeredApp(_ value: JSONValue, at path: JSONPath) -> RegisteredApp? {

@@ -44,6 +44,10 @@ enum DocumentWriter {
         ]
         if let description = d.description { members.append(JSONMember(key: "description", value: .string(description))) }
         members.append(JSONMember(key: "apps", value: .array(d.apps.map(app))))
+        if d.nativeMail != .appleDevices {
+            let ids = [d.nativeMail.launchID] + d.nativeMail.ids.filter { $0 != d.nativeMail.launchID }
+            members.append(JSONMember(key: "nativeMail", value: .array(ids.map(JSONValue.string))))
+        }
         return .object(members)
     }
 

@@ -105,11 +105,15 @@ public struct DeviceRegistry: Sendable, Hashable {
     public var description: String?
     /// The apps, in document order. Ids and executables are unique.
     public var apps: [RegisteredApp]
+    /// Which ids count as native mail on this device (`nativeMail` in the document; the first id
+    /// is the app `mailto:` opens when the platform names none). Default: the two Apple ids.
+    public var nativeMail: NativeMail
 
     /// Creates a registry.
-    public init(description: String? = nil, apps: [RegisteredApp]) {
+    public init(description: String? = nil, apps: [RegisteredApp], nativeMail: NativeMail = .appleDevices) {
         self.description = description
         self.apps = apps
+        self.nativeMail = nativeMail
     }
 
     /// The app with exactly this id (case-sensitive, whole id).
@@ -121,7 +125,7 @@ public struct DeviceRegistry: Sendable, Hashable {
     /// The apps as the library's sharing rules see them, leaving out `excluded` (the app under
     /// test, which is not "another app on the device" to itself).
     public func deviceApps(excluding excluded: String? = nil) -> DeviceApps {
-        DeviceApps(apps.filter { $0.id != excluded }.map(\.deviceApp))
+        DeviceApps(apps.filter { $0.id != excluded }.map(\.deviceApp), nativeMail: nativeMail)
     }
 
     /// Parses a device document; an app policy document is an error.

@@ -72,7 +72,7 @@ public final class PolicySimulator {
         case "openIn": return try openIn(f, world)
         case "openURL": return try openURL(f, world)
         case "composeMail":
-            return action(world) { $0.composeMail() }
+            return action(world, allowedOutcome: "opened") { $0.composeMail() }
         case "print":
             return action(world) { $0.print() }
         case "dragAndDrop":
@@ -352,10 +352,13 @@ public final class PolicySimulator {
                 ("why", .string(result.decision.explanation(target: result.intendedHandler, snapshot: w.broker.currentSnapshot)))]
     }
 
-    private func action(_ w: World, target: String? = nil, _ body: (ShareBroker) -> ActionResult) -> Members {
+    /// An action's result; `allowedOutcome` is the contract's word for "allowed" (`composeMail`
+    /// answers `opened`, `print` and `dragAndDrop` answer `allowed`).
+    private func action(_ w: World, target: String? = nil, allowedOutcome: String = "allowed",
+                        _ body: (ShareBroker) -> ActionResult) -> Members {
         w.app.begin()
         let result = body(w.broker)
-        return [("outcome", .string(result.allowed ? "allowed" : "blocked")),
+        return [("outcome", .string(result.allowed ? allowedOutcome : "blocked")),
                 ("notifications", .array(w.app.notifications.map(JSON.string))),
                 ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
     }

@@ -59,6 +59,10 @@ final class AgentDemo {
         env["SHAREBROKER_RUNTIME_DIR"] = base
         env["SHAREBROKER_SOCKET"] = nil
         env["SHAREBROKER_PASTEBOARD"] = nil
+        // The host pasteboard file, even on a desktop (sharebroker copy/paste pick x11 or
+        // wayland from these).
+        env["DISPLAY"] = nil
+        env["WAYLAND_DISPLAY"] = nil
         return env
     }
 
@@ -201,9 +205,9 @@ final class AgentDemo {
         section("Open In follows each app's policy")
         let document = base + "/Q3.txt"
         try "Q3 revenue: 4.2M\n".write(toFile: document, atomically: true, encoding: .utf8)
-        step(notes, ["open-in", document, "--to", "com.acme.viewer"], note: "the notes app's whitelist names the viewer")
-        step(notes, ["open-in", document, "--to", "org.example.sheets"], expect: 3, note: "not whitelisted: an empty dummy")
-        step(viewer, ["open-in", document, "--to", "com.acme.notes"],
+        step(notes, ["open-in", document, "--to", "com.acme.viewer", "--handoff", "folder"], note: "the notes app's whitelist names the viewer")
+        step(notes, ["open-in", document, "--to", "org.example.sheets", "--handoff", "folder"], expect: 3, note: "not whitelisted: an empty dummy")
+        step(viewer, ["open-in", document, "--to", "com.acme.notes", "--handoff", "folder"],
              note: "\"All AppConnect apps\": the agent expands it to the authorized managed apps")
 
         section("Retire: the viewer is retired; the agent rotates the group key")

@@ -12,7 +12,8 @@ struct CopyCommand: ParsableCommand {
         abstract: "Copy standard input to the host pasteboard as this app's policy says (clear, SecureCopy, or nothing).",
         discussion: """
             Prints one line: `copied sealed CHANGE`, `copied clear CHANGE`, or `blocked RULE` (nothing \
-            written). Exit status: 0 copied, 3 blocked, 69 agent unavailable, 77 not a registered app \
+            written). With --pasteboard x11 the item is served by this process: it is handed to a \
+            running clipboard manager (SAVE_TARGETS), or else served until another app copies. Exit status: 0 copied, 3 blocked, 69 agent unavailable, 77 not a registered app \
             (nothing written in both cases), 74 the pasteboard could not be written, 75 the agent did not \
             confirm the audit record of a blocked copy.
             """)
@@ -33,13 +34,14 @@ struct CopyCommand: ParsableCommand {
         }
         let item = PasteboardItem(type: type, bytes: bytes)
         if unmanaged {
-            let pasteboard = try HostSession.pasteboard(host)
-            let count = pasteboard.write([item])
+            let pasteboard = try HostSession.hostPasteboard(host)
+            let count = pasteboard.pasteboard.write([item])
             if let error = pasteboard.lastWriteError {
                 HostIO.error("sharebroker copy: \(error); nothing was written")
                 throw ExitCode(HostExit.ioError)
             }
             HostIO.out("copied clear \(count)")
+            pasteboard.holdAfterCopy()
             return
         }
         let session: HostSession
@@ -65,7 +67,8 @@ struct CopyCommand: ParsableCommand {
                 throw ExitCode(HostExit.ioError)
             }
             let confirmed = session.confirm(host)
-            HostIO.out("copied \(result.action == .writeSealed ? "sealed" : "clear") \(session.pasteboard.read().changeCount)")
+            HostIO.out("copied \(result.action == .writeSealed ? "sealed" : "clear") \(session.pasteboard.pasteboard.read().changeCount)")
+            session.pasteboard.holdAfterCopy()
             if !confirmed { throw ExitCode(HostExit.unconfirmed) }
         case .blocked:
             let confirmed = session.confirm(host)

@@ -3,20 +3,122 @@ import Foundation
 import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
+import ShareBrokerLinux
 
 /// Options every host command shares: where the agent and the host pasteboard are.
 struct HostOptions: ParsableArguments {
     @Option(help: "The agent's socket. Default: $SHAREBROKER_SOCKET, else RUNTIME/agent.sock.")
     var socket: String?
 
-    @Option(help: "The host pasteboard file. Default: $SHAREBROKER_PASTEBOARD, else RUNTIME/pasteboard.")
-    var pasteboard: String?
+    @Option(name: .customLong("pasteboard"),
+            help: "The general pasteboard: x11, wayland or file. Default: x11 when DISPLAY is set, else wayland when WAYLAND_DISPLAY is set, else file ($SHAREBROKER_PASTEBOARD set means file). A path here means the file at that path.")
+    var pasteboardChoice: String?
+
+    @Option(help: "The host pasteboard file (--pasteboard file). Default: $SHAREBROKER_PASTEBOARD, else RUNTIME/pasteboard.")
+    var pasteboardFile: String?
 
     @Option(help: "How long to wait for the agent (handshake, and confirmations before exiting), in milliseconds.")
     var timeout: Int = 5_000
 
     var socketPath: String { socket ?? AgentPaths.socket }
-    var pasteboardPath: String { pasteboard ?? AgentPaths.pasteboard }
+    var pasteboardPath: String {
+        if let pasteboardFile { return pasteboardFile }
+        if let pasteboardChoice, PasteboardKind(rawValue: pasteboardChoice) == nil { return pasteboardChoice }
+        return AgentPaths.pasteboard
+    }
+
+    /// The pasteboard chosen by `--pasteboard`, else by the environment.
+    var pasteboardKind: Result<PasteboardKind, HostSession.Failure> {
+        PasteboardKind.choose(pasteboardChoice, pasteboardFileGiven: pasteboardFile != nil,
+                              environment: ProcessInfo.processInfo.environment)
+    }
+}
+
+/// Which general pasteboard a host command uses.
+enum PasteboardKind: String, CaseIterable {
+    /// The X11 CLIPBOARD and PRIMARY selections (`ShareBrokerLinux.X11Pasteboard`).
+    case x11
+    /// The Wayland clipboard through a data-control protocol.
+    case wayland
+    /// The file only ShareBroker's own processes read (`FilePasteboard`), the headless default.
+    case file
+
+    /// `--pasteboard` when given (a value that is not a kind is a file path); else the file when
+    /// a pasteboard file is named; else x11 when `DISPLAY` is set, wayland when
+    /// `WAYLAND_DISPLAY` is set, else the file.
+    static func choose(_ option: String?, pasteboardFileGiven: Bool, environment: [String: String]) -> Result<PasteboardKind, HostSession.Failure> {
+        if let option {
+            if let kind = PasteboardKind(rawValue: option) { return .success(kind) }
+            guard option.contains("/") else {
+                return .failure(.setup("--pasteboard \(option): expected x11, wayland, file, or a file path"))
+            }
+            return .success(.file)
+        }
+        if pasteboardFileGiven || !(environment["SHAREBROKER_PASTEBOARD"] ?? "").isEmpty { return .success(.file) }
+        if !(environment["DISPLAY"] ?? "").isEmpty { return .success(.x11) }
+        if !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty { return .success(.wayland) }
+        return .success(.file)
+    }
+}
+
+/// The general pasteboard a host command copies to and pastes from.
+final class HostPasteboard: @unchecked Sendable {
+    let kind: PasteboardKind
+    let pasteboard: any Pasteboard
+    let file: FilePasteboard?
+    let x11: X11Pasteboard?
+
+    private init(kind: PasteboardKind, pasteboard: any Pasteboard, file: FilePasteboard? = nil, x11: X11Pasteboard? = nil) {
+        self.kind = kind
+        self.pasteboard = pasteboard
+        self.file = file
+        self.x11 = x11
+    }
+
+    /// Opens the pasteboard the options choose.
+    static func open(_ options: HostOptions) -> Result<HostPasteboard, HostSession.Failure> {
+        let kind: PasteboardKind
+        switch options.pasteboardKind {
+        case .success(let chosen): kind = chosen
+        case .failure(let failure): return .failure(failure)
+        }
+        switch kind {
+        case .file:
+            do {
+                let file = try FilePasteboard(path: options.pasteboardPath)
+                return .success(HostPasteboard(kind: .file, pasteboard: file, file: file))
+            } catch {
+                return .failure(.setup(error.description))
+            }
+        case .x11:
+            do {
+                let x11 = try X11Pasteboard()
+                return .success(HostPasteboard(kind: .x11, pasteboard: x11, x11: x11))
+            } catch {
+                return .failure(.setup(error.description))
+            }
+        case .wayland:
+            return .failure(.setup("the Wayland clipboard adapter is not part of this build; use --pasteboard x11 or --pasteboard file"))
+        }
+    }
+
+    /// Why the last write failed, if it did.
+    var lastWriteError: String? {
+        file?.lastWriteError?.description ?? x11?.lastWriteError?.description
+    }
+
+    /// After a copy: a desktop clipboard is served by the copying process, so on X11 this hands
+    /// the item to a running clipboard manager, or else serves it until another app copies.
+    func holdAfterCopy() {
+        guard let x11 else { return }
+        if x11.handOff(timeout: .seconds(1)) {
+            HostIO.error("sharebroker: the clipboard manager keeps the item")
+        } else {
+            HostIO.error("sharebroker: serving the X11 clipboard until another app copies (no clipboard manager runs)")
+            while x11.ownsClipboard { usleep(50_000) }
+        }
+        x11.close(handOffTimeout: .zero)
+    }
 }
 
 /// Exit statuses of the host commands (sysexits where one fits).
@@ -33,6 +135,8 @@ enum HostExit {
     static let ioError: Int32 = 74
     /// The agent did not confirm a record it must keep (EX_TEMPFAIL).
     static let unconfirmed: Int32 = 75
+    /// Bad input (an unknown or broken desktop entry, a bad document name): EX_USAGE.
+    static let usage: Int32 = 64
 }
 
 /// The delegate of a host command: it applies every policy (acknowledging "applied") and
@@ -80,7 +184,7 @@ final class HostDelegate: ShareBrokerDelegate, @unchecked Sendable {
 struct HostSession {
     let client: AgentClient
     let broker: ShareBroker
-    let pasteboard: FilePasteboard
+    let pasteboard: HostPasteboard
     let delegate: HostDelegate
     let welcome: WelcomeMessage
 
@@ -105,6 +209,17 @@ struct HostSession {
         }
     }
 
+    /// The pasteboard the options choose, or exit with a message.
+    static func hostPasteboard(_ options: HostOptions) throws -> HostPasteboard {
+        switch HostPasteboard.open(options) {
+        case .success(let pasteboard): return pasteboard
+        case .failure(let failure):
+            HostIO.error("sharebroker: \(failure)")
+            throw ExitCode(failure.exitCode)
+        }
+    }
+
+    /// The host pasteboard file (status and watch show it).
     static func pasteboard(_ options: HostOptions) throws -> FilePasteboard {
         do {
             return try FilePasteboard(path: options.pasteboardPath)
@@ -116,12 +231,12 @@ struct HostSession {
 
     /// Connects to the agent (which identifies this process), starts a broker with the agent
     /// client as its secure services and report sink, and applies the policy in force.
-    static func open(_ options: HostOptions, outbox: (any Outbox)? = nil) -> Result<HostSession, Failure> {
-        let pasteboard: FilePasteboard
-        do {
-            pasteboard = try FilePasteboard(path: options.pasteboardPath)
-        } catch {
-            return .failure(.setup(error.description))
+    static func open(_ options: HostOptions, outbox: (any Outbox)? = nil,
+                     urlOpener: any URLOpener = RecordingURLOpener()) -> Result<HostSession, Failure> {
+        let pasteboard: HostPasteboard
+        switch HostPasteboard.open(options) {
+        case .success(let opened): pasteboard = opened
+        case .failure(let failure): return .failure(failure)
         }
         let client = AgentClient(configuration: AgentClientConfiguration(
             socketPath: options.socketPath, handshakeTimeoutMilliseconds: options.timeout, reconnects: false))
@@ -138,8 +253,9 @@ struct HostSession {
             handOver = InMemoryOutbox()
         }
         let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
-            outbox: handOver, urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: pasteboard,
+            outbox: handOver, urlOpener: urlOpener, reportSink: client, pasteboard: pasteboard.pasteboard,
             secureServices: client))
+        pasteboard.x11?.followPlaceholder(of: broker)
         let delegate = HostDelegate()
         do {
             try broker.start(delegate: delegate)

@@ -20,7 +20,7 @@ struct PasteCommand: ParsableCommand {
     func run() throws {
         var item: PasteboardItem?
         if unmanaged {
-            item = PasteboardReader.readable(try HostSession.pasteboard(host).read().items, keyRing: nil)
+            item = PasteboardReader.readable(try HostSession.hostPasteboard(host).pasteboard.read().items, keyRing: nil)
         } else {
             switch HostSession.open(host) {
             case .success(let session):
@@ -28,7 +28,7 @@ struct PasteCommand: ParsableCommand {
                 _ = session.confirm(host)
             case .failure(let failure):
                 HostIO.error("sharebroker paste: \(failure); reading clear items only")
-                item = PasteboardReader.readable(try HostSession.pasteboard(host).read().items, keyRing: nil)
+                item = PasteboardReader.readable(try HostSession.hostPasteboard(host).pasteboard.read().items, keyRing: nil)
             }
         }
         guard let item else {

@@ -16,6 +16,7 @@ struct ShareBrokerCommand: ParsableCommand {
             CopyCommand.self,
             PasteCommand.self,
             OpenInCommand.self,
+            OpenURLCommand.self,
             StatusCommand.self,
             WatchCommand.self,
             AdminCommand.self,

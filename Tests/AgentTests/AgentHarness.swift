@@ -48,11 +48,18 @@ final class AgentHarness: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: root)
     }
 
+    /// Variables added to every process the harness starts (the desktop tests' XDG tree).
+    var extraEnvironment: [String: String] = [:]
+
     var environment: [String: String] {
-        var env = ProcessInfo.processInfo.environment
+        var env = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
         env["SHAREBROKER_RUNTIME_DIR"] = root
         env["SHAREBROKER_SOCKET"] = nil
         env["SHAREBROKER_PASTEBOARD"] = nil
+        // The host pasteboard file, even on a desktop (sharebroker copy/paste pick x11 or
+        // wayland from these).
+        env["DISPLAY"] = nil
+        env["WAYLAND_DISPLAY"] = nil
         return env
     }
 
@@ -179,7 +186,7 @@ final class AgentHarness: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         // A generous handshake timeout: the machine may be busy with other suites.
-        let hostCommands: Set<String> = ["copy", "paste", "status", "open-in", "admin"]
+        let hostCommands: Set<String> = ["copy", "paste", "status", "open-in", "open-url", "admin"]
         process.arguments = arguments + (arguments.first.map(hostCommands.contains) == true ? ["--timeout", "10000"] : [])
         process.environment = environment
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()

@@ -170,6 +170,8 @@ struct SimulatorContractTests {
         let opened = s.send(#"{"op":"openURL","url":"mailto:cfo@acme.com"}"#)
         #expect(opened["outcome"]?.string == "opened")
         #expect(opened["handler"]?.string == "com.apple.mobilemail")
+        // The contract's word for an allowed mail composer is "opened", not "allowed".
+        #expect(s.send(#"{"op":"composeMail"}"#)["outcome"]?.string == "opened")
     }
 
     @Test("All AppConnect apps follows device changes, with a notification and an acknowledgment")

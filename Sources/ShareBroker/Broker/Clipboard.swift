@@ -6,6 +6,9 @@ public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidItemType
     /// The copy names a web view the app never declared.
     case webView(WebViewError)
+    /// A copy of several representations gave none, more than ``SealedSet/maxEnvelopes``, or
+    /// the same type twice; nothing was written.
+    case invalidRepresentations(count: Int)
 
     public var description: String {
         switch self {
@@ -14,6 +17,8 @@ public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidItemType:
             "the item type must be 1 to \(EnvelopeFormat.maxItemTypeLength) bytes of UTF-8; nothing was written"
         case .webView(let e): e.description
+        case .invalidRepresentations(let count):
+            "a copy carries 1 to \(SealedSet.maxEnvelopes) representations of distinct types (this one had \(count)); nothing was written"
         }
     }
 }
@@ -29,12 +34,17 @@ public struct CopyResult: Sendable, Hashable {
 /// Reading the general pasteboard: clear items as they are, sealed items only with the group keys.
 public enum PasteboardReader {
     /// The first item on `items` that a reader holding `keyRing` (or none) can read, in plaintext.
-    /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as nothing.
+    /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as
+    /// nothing and the next item is tried: a desktop clipboard offers a SecureCopy item's sealed
+    /// representations followed by the placeholder text, which is what an app that may not open
+    /// them pastes (like any unmanaged app). Items only sealed read as nothing.
     public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?) -> PasteboardItem? {
-        guard let item = items.first else { return nil }
-        guard item.type == PasteboardItem.sealedType else { return item }
-        guard let keyRing, let opened = try? keyRing.open(item.bytes) else { return nil }
-        return PasteboardItem(type: opened.itemType, bytes: opened.plaintext)
+        for item in items {
+            guard item.type == PasteboardItem.sealedType else { return item }
+            guard let keyRing, let opened = try? keyRing.open(item.bytes) else { continue }
+            return PasteboardItem(type: opened.itemType, bytes: opened.plaintext)
+        }
+        return nil
     }
 }
 
@@ -47,11 +57,32 @@ extension ShareBroker {
     ///   decides whether the content is managed. Content of an unmanaged identity is not restricted.
     @discardableResult
     public func copy(_ item: PasteboardItem, fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
-        guard item.bytes.count <= EnvelopeFormat.maxPlaintextSize else {
-            throw .itemTooLarge(size: item.bytes.count, limit: EnvelopeFormat.maxPlaintextSize)
+        try copy([item], fromWebView: webView)
+    }
+
+    /// Copies several representations of one item (e.g. plain text, HTML and PNG of the same
+    /// selection) to the general pasteboard. The pasteboard policy decides once for all of them:
+    /// all in the clear, all sealed (one envelope per representation, in the given order, each
+    /// naming its own type), or none, in which case the pasteboard keeps exactly what it had.
+    ///
+    /// - Parameters:
+    ///   - representations: 1 to ``SealedSet/maxEnvelopes`` items of distinct types, together at
+    ///     most ``EnvelopeFormat/maxPlaintextSize`` bytes.
+    ///   - webView: the web view the content comes from, if any, as for a single item.
+    @discardableResult
+    public func copy(_ representations: [PasteboardItem], fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
+        guard !representations.isEmpty, representations.count <= SealedSet.maxEnvelopes,
+              Set(representations.map(\.type)).count == representations.count else {
+            throw .invalidRepresentations(count: representations.count)
         }
-        guard !item.type.isEmpty, item.type.utf8.count <= EnvelopeFormat.maxItemTypeLength,
-              item.type != PasteboardItem.sealedType else { throw .invalidItemType }
+        let total = representations.reduce(0) { $0 + $1.bytes.count }
+        guard total <= EnvelopeFormat.maxPlaintextSize else {
+            throw .itemTooLarge(size: total, limit: EnvelopeFormat.maxPlaintextSize)
+        }
+        for item in representations {
+            guard !item.type.isEmpty, item.type.utf8.count <= EnvelopeFormat.maxItemTypeLength,
+                  item.type != PasteboardItem.sealedType else { throw .invalidItemType }
+        }
         let snapshot = currentSnapshot
         var managed = snapshot.identity == .managed
         if let webView {
@@ -66,14 +97,22 @@ extension ShareBroker {
         var decision = TransferRules.copy(managed: managed, in: snapshot)
         switch decision.action {
         case .writeClear:
-            record(write: platform.pasteboard.write([item]))
-            logger.debug("copied in the clear", metadata: ["type": .string(item.type), "bytes": .stringConvertible(item.bytes.count)])
+            record(write: platform.pasteboard.write(representations))
+            logger.debug("copied in the clear", metadata: ["type": .string(representations[0].type),
+                                                           "representations": .stringConvertible(representations.count),
+                                                           "bytes": .stringConvertible(total)])
         case .writeSealed:
             do {
                 let ring = try platform.secureServices.keyRing(for: appID)
-                let sealed = try ring.seal(item.bytes, itemType: item.type)
-                record(write: platform.pasteboard.write([PasteboardItem(type: PasteboardItem.sealedType, bytes: sealed)]))
-                logger.debug("copied sealed", metadata: ["type": .string(item.type), "keyID": .stringConvertible(ring.currentKeyID)])
+                var sealed: [PasteboardItem] = []
+                sealed.reserveCapacity(representations.count)
+                for item in representations {
+                    sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type)))
+                }
+                record(write: platform.pasteboard.write(sealed))
+                logger.debug("copied sealed", metadata: ["type": .string(representations[0].type),
+                                                         "representations": .stringConvertible(representations.count),
+                                                         "keyID": .stringConvertible(ring.currentKeyID)])
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
                 decision = CopyDecision(action: .blocked, rule: .noKeys, notifiesApp: false,

@@ -73,9 +73,9 @@ public struct Decision: Sendable, Hashable {
         case .activitySheetUnderWhitelist:
             reason = "under a whitelist the activity sheet cannot tell which app the user picks, so it is always blocked"
         case .nativeMailWhitelisted:
-            reason = "native mail is whitelisted: the whitelist holds both \(WellKnownApp.mailActivity) and \(WellKnownApp.nativeMail)"
+            reason = "native mail is whitelisted: the whitelist holds \(snapshot.device.nativeMail.ids.count == 2 ? "both" : "all of") \(snapshot.device.nativeMail.listed)"
         case .nativeMailNotWhitelisted:
-            reason = "native mail counts as whitelisted only when the whitelist holds both \(WellKnownApp.mailActivity) and \(WellKnownApp.nativeMail)"
+            reason = "native mail counts as whitelisted only when the whitelist holds \(snapshot.device.nativeMail.ids.count == 2 ? "both" : "all of") \(snapshot.device.nativeMail.listed)"
         case .schemeBlockingDisabled:
             reason = "\(ServerConfigKey.disableSchemeBlocking) lets mailto: open native mail"
         case .appConnectMailApp: reason = "an authorized AppConnect mail app takes the mailto: URL"

@@ -36,7 +36,7 @@ public enum TransferRules {
             if channel == .activitySheet {
                 return Decision(allowed: false, rule: .activitySheetUnderWhitelist, generation: policy.generation)
             }
-            if WellKnownApp.isNativeMail(target) {
+            if policy.device.nativeMail.contains(target) {
                 return policy.whitelistAllowsNativeMail
                     ? Decision(allowed: true, rule: .nativeMailWhitelisted, generation: policy.generation)
                     : Decision(allowed: false, rule: .nativeMailNotWhitelisted, generation: policy.generation)

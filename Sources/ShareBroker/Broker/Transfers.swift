@@ -30,6 +30,21 @@ public struct TransferResult: Sendable, Hashable {
     public var decision: Decision
 }
 
+/// What a platform hand-off is asked to do once the broker has decided (see
+/// ``ShareBroker/openIn(documentNamed:target:via:handOff:)``).
+public struct HandOffRequest: Sendable, Hashable {
+    /// The name to hand over: the document's own name when ``delivers``, else a fresh mangled name.
+    public var name: String
+    /// Whether the document's bytes may go; when false the target gets an empty file.
+    public var delivers: Bool
+    /// The target app id the app asked for.
+    public var target: String
+    /// The channel of the hand-off.
+    public var channel: TransferChannel
+    /// The decision and its rule.
+    public var decision: Decision
+}
+
 /// The outcome of an action that is simply allowed or blocked (mail composer, print, drag and drop).
 public struct ActionResult: Sendable, Hashable {
     /// Whether the action may proceed.
@@ -53,8 +68,20 @@ extension ShareBroker {
     /// Before ready and while the user is not authorized every transfer gets a dummy.
     public func openIn(_ document: OutboundDocument, target: String,
                        via channel: TransferChannel = .documentInteraction) throws(TransferError) -> TransferResult {
+        let outbox = platform.outbox
+        return try openIn(documentNamed: document.name, target: target, via: channel) { request throws(OutboxError) in
+            try outbox.handOver(name: request.name, bytes: request.delivers ? document.bytes : DummyFile.contents)
+        }
+    }
+
+    /// The same decision, report and callback as ``openIn(_:target:via:)``, with the hand-off done
+    /// by `handOff`: for platform adapters that copy a document from a file and start the target
+    /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
+    /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.
+    public func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
+                       handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(TransferError) -> TransferResult {
         do {
-            try InMemoryOutbox.validate(name: document.name)
+            try InMemoryOutbox.validate(name: name)
         } catch {
             throw .outbox(error)
         }
@@ -62,10 +89,12 @@ extension ShareBroker {
         let decision = TransferRules.openIn(target: target, via: channel, in: snapshot)
         do {
             if decision.allowed {
-                let file = try platform.outbox.handOver(name: document.name, bytes: document.bytes)
+                let file = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
+                                                      decision: decision))
                 return TransferResult(outcome: .delivered, file: file, decision: decision)
             }
-            let file = try platform.outbox.handOver(name: DummyFile.mangledName(), bytes: DummyFile.contents)
+            let file = try handOff(HandOffRequest(name: DummyFile.mangledName(), delivers: false, target: target,
+                                                  channel: channel, decision: decision))
             blocked("openIn", target: target, decision: decision, snapshot: snapshot)
             if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
             return TransferResult(outcome: .dummy, file: file, decision: decision)
@@ -79,8 +108,11 @@ extension ShareBroker {
     public func openURL(_ url: String) throws(TransferError) -> URLDecision {
         let snapshot = currentSnapshot
         let result: URLDecision
-        do {
-            result = try URLRules.decide(url: url, in: snapshot)
+        do throws(URLRequestError) {
+            let scheme = try URLRules.scheme(of: url)
+            if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
+            result = try URLRules.decide(url: url, in: snapshot,
+                                         association: platform.urlOpener.association(forScheme: scheme))
         } catch {
             throw .url(error)
         }
@@ -97,12 +129,13 @@ extension ShareBroker {
     }
 
     /// Whether the app may show the in-app mail composer (or hand a `mailto:` tapped in a web or
-    /// text view to it). Native mail is whitelisted only when the whitelist holds both mail ids.
+    /// text view to it). Native mail is whitelisted only when the whitelist holds every native mail
+    /// id of the device (``DeviceApps/nativeMail``).
     public func composeMail() -> ActionResult {
         let snapshot = currentSnapshot
         let decision = TransferRules.nativeMail(in: snapshot)
         if !decision.allowed {
-            blocked("composeMail", target: WellKnownApp.nativeMail, decision: decision, snapshot: snapshot)
+            blocked("composeMail", target: snapshot.device.nativeMail.launchID, decision: decision, snapshot: snapshot)
             if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
         }
         return ActionResult(decision: decision)

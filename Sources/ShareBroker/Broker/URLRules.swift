@@ -58,12 +58,17 @@ public enum URLRules {
     /// Decides `url` under `policy`.
     ///
     /// * `mailto:` goes to native mail when the Open In policy allows native mail (authorized, or
-    ///   a whitelist holding both mail ids) or `MI_AC_DISABLE_SCHEME_BLOCKING` is set; otherwise an
-    ///   installed, authorized AppConnect app that handles `mailto` takes it without a callback;
-    ///   otherwise it is blocked and the app is told.
-    /// * Any other scheme is a transfer to the app that handles it, under the Open In policy.
+    ///   a whitelist holding every native mail id of the device) or `MI_AC_DISABLE_SCHEME_BLOCKING`
+    ///   is set; otherwise an installed, authorized AppConnect app that handles `mailto` takes it
+    ///   without a callback; otherwise it is blocked and the app is told. When the platform names
+    ///   the `mailto` handler (`association`), that app opens the URL: it counts as native mail
+    ///   only if it is one of the native mail ids, and is otherwise an ordinary Open In target
+    ///   (which `MI_AC_DISABLE_SCHEME_BLOCKING` does not cover).
+    /// * Any other scheme is a transfer to the app that handles it (the platform's association,
+    ///   else the device table), under the Open In policy.
     /// * Before ready, or while the user is not authorized, everything is blocked.
-    public static func decide(url: String, in policy: PolicySnapshot) throws(URLRequestError) -> URLDecision {
+    public static func decide(url: String, in policy: PolicySnapshot,
+                              association: SchemeAssociation = .deviceTable) throws(URLRequestError) -> URLDecision {
         let scheme = try scheme(of: url)
         if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
         guard policy.isOperational else {
@@ -72,31 +77,55 @@ public enum URLRules {
                                notifiesApp: policy.isReady)
         }
         if scheme == "mailto" {
-            let mail = TransferRules.nativeMail(in: policy)
-            if mail.allowed {
-                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, intendedHandler: WellKnownApp.nativeMail,
-                                   decision: mail, notifiesApp: false)
+            let mailApp: String?
+            switch association {
+            case .deviceTable: mailApp = policy.device.nativeMail.launchID
+            case .app(let id): mailApp = id
+            case .none: mailApp = nil
             }
-            if policy.schemeBlockingDisabled {
-                return URLDecision(outcome: .opened, handler: WellKnownApp.nativeMail, intendedHandler: WellKnownApp.nativeMail,
-                                   decision: Decision(allowed: true, rule: .schemeBlockingDisabled, generation: policy.generation), notifiesApp: false)
+            var refusal: Decision?
+            if let mailApp {
+                let isNative = policy.device.nativeMail.contains(mailApp)
+                let mail = isNative
+                    ? TransferRules.nativeMail(in: policy)
+                    : TransferRules.openIn(target: mailApp, via: .documentInteraction, in: policy)
+                if mail.allowed {
+                    return URLDecision(outcome: .opened, handler: mailApp, intendedHandler: mailApp,
+                                       decision: mail, notifiesApp: false)
+                }
+                if isNative && policy.schemeBlockingDisabled {
+                    return URLDecision(outcome: .opened, handler: mailApp, intendedHandler: mailApp,
+                                       decision: Decision(allowed: true, rule: .schemeBlockingDisabled, generation: policy.generation), notifiesApp: false)
+                }
+                refusal = mail
             }
             if let app = policy.device.authorizedAppConnectHandler(forScheme: scheme) {
                 return URLDecision(outcome: .opened, handler: app.id, intendedHandler: app.id,
                                    decision: Decision(allowed: true, rule: .appConnectMailApp, generation: policy.generation), notifiesApp: false)
             }
-            return URLDecision(outcome: .blocked, handler: nil, intendedHandler: WellKnownApp.nativeMail, decision: mail,
+            guard let mailApp, let refusal else { return unhandled(policy) }
+            return URLDecision(outcome: .blocked, handler: nil, intendedHandler: mailApp, decision: refusal,
                                notifiesApp: true)
         }
-        guard let handler = policy.device.handler(forScheme: scheme) else {
-            return URLDecision(outcome: .unhandled, handler: nil, intendedHandler: nil,
-                               decision: Decision(allowed: false, rule: .noHandler, generation: policy.generation), notifiesApp: false)
+        let handlerID: String
+        switch association {
+        case .app(let id): handlerID = id
+        case .deviceTable:
+            guard let handler = policy.device.handler(forScheme: scheme) else { return unhandled(policy) }
+            handlerID = handler.id
+        case .none:
+            return unhandled(policy)
         }
-        let decision = TransferRules.openIn(target: handler.id, via: .documentInteraction, in: policy)
+        let decision = TransferRules.openIn(target: handlerID, via: .documentInteraction, in: policy)
         return decision.allowed
-            ? URLDecision(outcome: .opened, handler: handler.id, intendedHandler: handler.id, decision: decision,
+            ? URLDecision(outcome: .opened, handler: handlerID, intendedHandler: handlerID, decision: decision,
                           notifiesApp: false)
-            : URLDecision(outcome: .blocked, handler: nil, intendedHandler: handler.id, decision: decision,
+            : URLDecision(outcome: .blocked, handler: nil, intendedHandler: handlerID, decision: decision,
                           notifiesApp: true)
+    }
+
+    private static func unhandled(_ policy: PolicySnapshot) -> URLDecision {
+        URLDecision(outcome: .unhandled, handler: nil, intendedHandler: nil,
+                    decision: Decision(allowed: false, rule: .noHandler, generation: policy.generation), notifiesApp: false)
     }
 }

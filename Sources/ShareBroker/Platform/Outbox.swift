@@ -27,6 +27,9 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidName
     /// The file system refused the write (`errno`). Check the outbox folder and free space.
     case writeFailed(path: String, errno: Int32)
+    /// A platform adapter could not hand the file to the target app; `reason` says why and what
+    /// to do (never the document's name or content).
+    case handOffFailed(reason: String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
             "the document name must not be empty, '.' or '..', nor contain '/' or NUL; rename the document"
         case .writeFailed(let path, let code):
             "could not write \(path) (errno \(code)); check that the outbox folder exists and is writable"
+        case .handOffFailed(let reason):
+            reason
         }
     }
 }

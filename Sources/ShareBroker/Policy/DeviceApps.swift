@@ -26,13 +26,16 @@ public struct DeviceApp: Sendable, Hashable {
 public struct DeviceApps: Sendable, Hashable {
     private var byID: [String: DeviceApp] = [:]
     private var order: [String] = []
+    /// Which ids count as native mail on this device (the seeds' two Apple ids by default).
+    public var nativeMail: NativeMail = .appleDevices
 
     /// An empty device.
     public init() {}
 
     /// A device holding these apps; a later entry with the same id replaces an earlier one.
-    public init(_ apps: [DeviceApp]) {
+    public init(_ apps: [DeviceApp], nativeMail: NativeMail = .appleDevices) {
         for app in apps { upsert(app) }
+        self.nativeMail = nativeMail
     }
 
     /// Adds an app, or replaces the one with the same id.

@@ -19,7 +19,7 @@ public final class PolicySnapshot: Sendable {
     public let openInPolicy: OpenInPolicy
     /// The effective whitelist (empty unless ``openInPolicy`` is ``OpenInPolicy/whitelist``).
     public let openInWhitelist: Set<String>
-    /// Whether ``openInWhitelist`` holds both native mail ids, which whitelists native mail.
+    /// Whether ``openInWhitelist`` holds every native mail id of the device (``DeviceApps/nativeMail``).
     public let whitelistAllowsNativeMail: Bool
     /// The pasteboard policy.
     public let pasteboardPolicy: PasteboardPolicy
@@ -70,8 +70,7 @@ public final class PolicySnapshot: Sendable {
             openInPolicy = .whitelist
             openInWhitelist = device.authorizedAppConnectIDs
         }
-        whitelistAllowsNativeMail = openInWhitelist.contains(WellKnownApp.nativeMail)
-            && openInWhitelist.contains(WellKnownApp.mailActivity)
+        whitelistAllowsNativeMail = device.nativeMail.isWhitelisted(in: openInWhitelist)
         self.pasteboardPolicy = pasteboardPolicy
         self.printPolicy = printPolicy
         self.secureFileIOPolicy = secureFileIOPolicy

@@ -4,6 +4,11 @@ public enum ServerConfigKey {
     public static let disableSchemeBlocking = "MI_AC_DISABLE_SCHEME_BLOCKING"
     /// Which apps may read shared encrypted data.
     public static let sharedGroupID = "MI_AC_SHARED_GROUP_ID"
+    /// The text a desktop clipboard adapter offers under every text target in place of a
+    /// SecureCopy item (unmanaged apps paste this). Default: ``defaultClipboardPlaceholder``.
+    public static let clipboardPlaceholder = "SHAREBROKER_CLIPBOARD_PLACEHOLDER"
+    /// The placeholder when the config names none.
+    public static let defaultClipboardPlaceholder = "Your organization's data cannot be pasted here."
 }
 
 /// Bundle ids with a fixed meaning in the Open In rules.
@@ -21,4 +26,47 @@ public enum WellKnownApp {
         guard count == 20 || count == 29 else { return false }
         return id == nativeMail || id == mailActivity
     }
+}
+
+/// Which apps count as "native mail" on a platform: the seeds' rule is that a whitelist allows
+/// native mail only when it holds **every** one of these ids.
+///
+/// On iOS-style devices these are the seeds' two Apple ids (``appleDevices``); on a Linux device
+/// the device document names them (desktop app ids such as `org.gnome.Evolution`). An empty set
+/// of ids means native mail is never whitelisted (fail closed).
+public struct NativeMail: Sendable, Hashable {
+    /// Every id that must be in the whitelist for native mail to count as whitelisted.
+    public let ids: [String]
+    /// The app a `mailto:` URL or the mail composer opens when the platform names no handler.
+    public let launchID: String
+
+    /// Native mail made of `ids`, opened as `launchID` (which is added to `ids` when missing).
+    public init(ids: [String], launchID: String) {
+        var all = ids
+        if !all.contains(launchID) { all.append(launchID) }
+        self.ids = all
+        self.launchID = launchID
+    }
+
+    /// The seeds' rule on iOS-style devices: both `com.apple.UIKit.activity.Mail` and
+    /// `com.apple.mobilemail`.
+    public static let appleDevices = NativeMail(ids: [WellKnownApp.mailActivity, WellKnownApp.nativeMail],
+                                                launchID: WellKnownApp.nativeMail)
+
+    /// Whether `id` is one of the native mail ids (exact match). Compares lengths first, so the
+    /// common case (any other app) costs a length load per id.
+    @inlinable
+    public func contains(_ id: String) -> Bool {
+        let count = id.utf8.count
+        for candidate in ids where candidate.utf8.count == count && candidate == id { return true }
+        return false
+    }
+
+    /// Whether `whitelist` holds every native mail id.
+    public func isWhitelisted(in whitelist: Set<String>) -> Bool {
+        !ids.isEmpty && ids.allSatisfy { whitelist.contains($0) }
+    }
+
+    /// The ids for people: "a and b".
+    public var listed: String { ids.joined(separator: " and ") }
 }

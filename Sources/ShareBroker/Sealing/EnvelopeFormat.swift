@@ -131,3 +131,16 @@ struct EnvelopeHeader {
         return EnvelopeFormat.fixedHeaderLength + typeBytes.count
     }
 }
+
+extension EnvelopeFormat {
+    /// The item type a sealed envelope names in its header, read without a key (the header is
+    /// authenticated, not secret), or `nil` if `envelope` is not a well-formed envelope header
+    /// or its type is not UTF-8. A desktop adapter uses it to decide which placeholders to offer;
+    /// an unauthentic envelope can lie here, and then simply fails to open.
+    public static func itemType(ofEnvelope envelope: [UInt8]) -> String? {
+        envelope.withUnsafeBytes { raw -> String? in
+            guard let header = try? EnvelopeHeader.parse(raw) else { return nil }
+            return String(validating: envelope[header.itemTypeRange], as: UTF8.self)
+        }
+    }
+}

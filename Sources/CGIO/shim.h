@@ -1,0 +1,26 @@
+// GIO for the Linux desktop adapter (apt libglib2.0-dev): desktop entries (GDesktopAppInfo),
+// default handlers, content types and launching. Also two thin wrappers over calls Swift cannot
+// import (variadic ioctl, syscall), for the adapter's private copies. No _GNU_SOURCE here: it
+// would change libc's types against the other C modules of the package.
+//
+// The target is found through pkg-config's glib-2.0 (the include folders of GLib and GIO), not
+// gio-unix-2.0: the latter's flags carry -pthread (from gmodule), which SwiftPM refuses with a
+// warning on every build. The one gio-unix header is included by its path, which Debian's
+// libglib2.0-dev installs; the libraries are linked by the module map.
+#include <gio/gio.h>
+#include "/usr/include/gio-unix-2.0/gio/gdesktopappinfo.h"
+#include <sys/ioctl.h>
+#include <linux/fs.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <errno.h>
+
+/// Shares `src`'s extents with `dst` (reflink, FICLONE): 0, or -1 with errno (EOPNOTSUPP, EXDEV...).
+static inline int sharebroker_ficlone(int dst, int src) {
+    return ioctl(dst, FICLONE, src);
+}
+
+/// copy_file_range(2) from the current offsets of both descriptors.
+static inline ssize_t sharebroker_copy_file_range(int src, int dst, size_t length) {
+    return (ssize_t)syscall(SYS_copy_file_range, src, NULL, dst, NULL, length, 0u);
+}

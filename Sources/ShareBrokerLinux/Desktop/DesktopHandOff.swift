@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShareBroker
+
+/// What a desktop hand-off did.
+public struct DesktopHandOffResult: Sendable, Hashable {
+    /// The broker's decision and the file handed over (the private copy or the dummy; an empty
+    /// path when nothing was handed over).
+    public var transfer: TransferResult
+    /// The desktop app id that was started, or `nil` when nothing was started (the unknown-target
+    /// channel under a whitelist, or an adapter made with `startsApps: false`).
+    public var started: String?
+}
+
+/// Open In on a Linux desktop: the broker decides, then the target's desktop entry is started
+/// through GIO with a private copy of the document (allowed) or an empty dummy with a mangled
+/// name (blocked; the app's blocked-attempt callback fires).
+///
+/// * Targets are desktop app ids, resolved exactly through ``DesktopApps`` (GIO:
+///   `XDG_DATA_HOME`, `XDG_DATA_DIRS`, Flatpak exports). Bad input (an unknown id, an entry that
+///   does not parse or has no `Exec`, a bad document name, a vanished or non-regular file) is an
+///   error raised before anything is decided or started.
+/// * Files go into a fresh folder under `$XDG_RUNTIME_DIR/app/<app-id>/` (mode 0700, file 0600):
+///   GIO passes paths, never copies, so the app only ever sees the broker's own copy.
+/// * ``ShareBroker/TransferChannel/activitySheet`` is the channel that cannot know the target
+///   (`xdg-open`, the portal's "ask"): the app the desktop would pick for the document's type
+///   gets the document when allowed, the dummy under an unauthorized policy, and under a
+///   whitelist nothing is started at all.
+public final class DesktopHandOff: Sendable {
+    /// The target id reported for the unknown-target channel.
+    public static let unknownTarget = "(the user's choice)"
+
+    /// The desktop: GIO unless a test gives another.
+    public let desktop: any DesktopApps
+    /// The session's runtime folder (`XDG_RUNTIME_DIR`).
+    public let runtimeDirectory: String
+    /// Whether apps are started (false: the files are prepared and nothing is started; for
+    /// benchmarks of the hand-off's own cost).
+    public let startsApps: Bool
+
+    /// Uses `runtimeDirectory`, else `$XDG_RUNTIME_DIR`.
+    public init(desktop: any DesktopApps = GIODesktop(), runtimeDirectory: String? = nil,
+                startsApps: Bool = true) throws(DesktopHandOffError) {
+        guard let runtime = runtimeDirectory ?? getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
+              runtime.hasPrefix("/") else {
+            throw .runtimeFolder(path: "$XDG_RUNTIME_DIR", reason: "it is not set; run inside a desktop session or set it to a private folder of this user's")
+        }
+        self.desktop = desktop
+        self.runtimeDirectory = runtime
+        self.startsApps = startsApps
+    }
+
+    /// Whether `name` may be handed over: not empty, `.` or `..`, no `/` or NUL.
+    public static func isValidDocumentName(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        return !(utf8.isEmpty || name == "." || name == ".." || utf8.contains(UInt8(ascii: "/")) || utf8.contains(0))
+    }
+
+    /// Hands the file at `path` to `target` (ignored on the unknown-target channel) under the
+    /// name `name` (default: the file's own name).
+    public func openIn(file path: String, named name: String? = nil, target: String,
+                       via channel: TransferChannel = .documentInteraction,
+                       broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
+        let shownName = name ?? Self.lastComponent(path)
+        guard Self.isValidDocumentName(shownName) else { throw .invalidDocumentName }
+        let source = try PrivateCopy.Source(path: path)
+        return try handOff(name: shownName, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
+            try PrivateCopy.copy(source, to: destination)
+        }
+    }
+
+    /// Hands an in-memory document to `target`.
+    public func openIn(_ document: OutboundDocument, target: String,
+                       via channel: TransferChannel = .documentInteraction,
+                       broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
+        guard Self.isValidDocumentName(document.name) else { throw .invalidDocumentName }
+        return try handOff(name: document.name, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
+            try PrivateCopy.write(document.bytes, to: destination)
+        }
+    }
+
+    private func handOff(name: String, target: String, via channel: TransferChannel, broker: ShareBroker,
+                         deliver: (String) throws(DesktopHandOffError) -> Void) throws(DesktopHandOffError) -> DesktopHandOffResult {
+        let unknownTarget = channel == .activitySheet
+        // A known target is resolved first: an unknown or broken entry starts nothing and is not
+        // a policy decision.
+        let known: DesktopEntry? = unknownTarget ? nil : try desktop.entry(for: target)
+        let reported = unknownTarget ? Self.unknownTarget : target
+        var failure: DesktopHandOffError?
+        var started: String?
+        do {
+            let transfer = try broker.openIn(documentNamed: name, target: reported, via: channel) { request throws(OutboxError) in
+                do throws(DesktopHandOffError) {
+                    if request.decision.rule == .activitySheetUnderWhitelist {
+                        // The user would pick the app after the decision: under a whitelist no
+                        // app may get even the dummy's arrival. Nothing is written or started.
+                        return HandedOverFile(path: "", name: request.name)
+                    }
+                    let entry: DesktopEntry
+                    if let known { entry = known } else { entry = try pickedEntry(forDocumentNamed: name) }
+                    let folder = try PrivateCopy.makeFolder(runtime: runtimeDirectory, appID: entry.id)
+                    let file = folder + "/" + request.name
+                    do throws(DesktopHandOffError) {
+                        if request.delivers {
+                            try deliver(file)
+                        } else {
+                            try PrivateCopy.write(DummyFile.contents, to: file)
+                        }
+                        if startsApps {
+                            try desktop.launch(entry, file: file)
+                            started = entry.id
+                        }
+                    } catch {
+                        PrivateCopy.discard(file: file, folder: folder)
+                        throw error
+                    }
+                    return HandedOverFile(path: file, name: request.name)
+                } catch {
+                    failure = error
+                    throw .handOffFailed(reason: error.description)
+                }
+            }
+            return DesktopHandOffResult(transfer: transfer, started: started)
+        } catch {
+            if let failure { throw failure }
+            throw .transfer(error)
+        }
+    }
+
+    /// The app the desktop opens files of this name's type with.
+    private func pickedEntry(forDocumentNamed name: String) throws(DesktopHandOffError) -> DesktopEntry {
+        let picked = desktop.handler(forFileNamed: name)
+        guard let id = picked.appID else { throw .noHandlerForType(picked.contentType) }
+        return try desktop.entry(for: id)
+    }
+
+    private static func lastComponent(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
+}

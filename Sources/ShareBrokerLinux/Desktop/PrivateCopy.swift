@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CGIO
+
+/// The files a desktop hand-off gives an app: a private folder under the app's runtime folder
+/// (`$XDG_RUNTIME_DIR/app/<app-id>/`, the folder Flatpak shares with the app's sandbox), holding
+/// a copy of the document or an empty dummy, readable by the user only.
+enum PrivateCopy {
+    /// A document opened for copying: a regular file, never followed through a symbolic link.
+    struct Source: ~Copyable {
+        let fd: Int32
+        let size: Int
+
+        /// Opens `path` (no symbolic link, no FIFO: `O_NONBLOCK` keeps a FIFO from blocking the open).
+        init(path: String) throws(DesktopHandOffError) {
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { throw .documentUnreadable(errno: errno) }
+            var st = stat()
+            guard fstat(fd, &st) == 0 else {
+                let code = errno
+                close(fd)
+                throw .documentUnreadable(errno: code)
+            }
+            guard (st.st_mode & S_IFMT) == S_IFREG else {
+                close(fd)
+                throw .documentNotRegular
+            }
+            self.fd = fd
+            self.size = Int(st.st_size)
+        }
+
+        deinit { close(fd) }
+    }
+
+    /// Makes a fresh private folder for `appID` under `runtime` and returns its path.
+    static func makeFolder(runtime: String, appID: String) throws(DesktopHandOffError) -> String {
+        var st = stat()
+        guard lstat(runtime, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw .runtimeFolder(path: runtime, reason: "it does not exist; set XDG_RUNTIME_DIR to the session's runtime folder")
+        }
+        guard st.st_uid == geteuid(), st.st_mode & 0o077 == 0 else {
+            throw .runtimeFolder(path: runtime, reason: "it must belong to this user with mode 0700")
+        }
+        let apps = runtime + "/app"
+        try ensurePrivateFolder(apps)
+        let mine = apps + "/" + appID
+        try ensurePrivateFolder(mine)
+        for _ in 0..<8 {
+            var rng = SystemRandomNumberGenerator()
+            let folder = mine + "/sharebroker-" + hex(rng.next()) + hex(rng.next())
+            if mkdir(folder, 0o700) == 0 { return folder }
+            if errno != EEXIST { throw .runtimeFolder(path: mine, reason: "mkdir failed (errno \(errno))") }
+        }
+        throw .runtimeFolder(path: mine, reason: "could not pick a fresh folder name")
+    }
+
+    /// Creates `path` as a folder of this user's, mode 0700, or checks the one there is.
+    private static func ensurePrivateFolder(_ path: String) throws(DesktopHandOffError) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .runtimeFolder(path: path, reason: "mkdir failed (errno \(errno))")
+        }
+        var st = stat()
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == geteuid() else {
+            throw .runtimeFolder(path: path, reason: "it is not a folder of this user's (a symbolic link?)")
+        }
+        if st.st_mode & 0o077 != 0 && chmod(path, 0o700) != 0 {
+            throw .runtimeFolder(path: path, reason: "cannot make it private (errno \(errno))")
+        }
+    }
+
+    /// Creates `folder/name` exclusively, mode 0600.
+    private static func create(_ path: String) throws(DesktopHandOffError) -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .copyFailed(errno: errno) }
+        return fd
+    }
+
+    /// Copies `source` into `path`: a reflink where the file system shares extents, else
+    /// `copy_file_range` (in-kernel), else read/write.
+    static func copy(_ source: borrowing Source, to path: String) throws(DesktopHandOffError) {
+        let out = try create(path)
+        defer { close(out) }
+        do throws(DesktopHandOffError) {
+            if sharebroker_ficlone(out, source.fd) == 0 { return }
+            var inKernel = true
+            while true {
+                if inKernel {
+                    // Until end of file (0), whatever size the file has grown or shrunk to.
+                    let n = sharebroker_copy_file_range(source.fd, out, max(source.size, 1 << 20))
+                    if n > 0 { continue }
+                    if n == 0 { return }
+                    if errno == EINTR { continue }
+                    if errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM {
+                        inKernel = false
+                        continue
+                    }
+                    throw .copyFailed(errno: errno)
+                }
+                try readWrite(from: source.fd, to: out)
+                return
+            }
+        } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
+    /// Writes `bytes` into a new `path` (the in-memory document path).
+    static func write(_ bytes: [UInt8], to path: String) throws(DesktopHandOffError) {
+        let out = try create(path)
+        defer { close(out) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(out, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                unlink(path)
+                throw .copyFailed(errno: code)
+            }
+            offset += n
+        }
+    }
+
+    private static func readWrite(from input: Int32, to output: Int32) throws(DesktopHandOffError) {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n == 0 { return }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw .copyFailed(errno: errno)
+            }
+            var done = 0
+            while done < n {
+                let w = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress.map { $0 + done }, n - done) }
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw .copyFailed(errno: errno)
+                }
+                done += w
+            }
+        }
+    }
+
+    /// Removes a hand-off that could not be completed.
+    static func discard(file: String?, folder: String) {
+        if let file { unlink(file) }
+        rmdir(folder)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+
+/// `sharebroker open-in --handoff desktop` and `open-url` with a real agent and real desktop
+/// entries (a temporary XDG tree given to the processes through their environment; GIO needs no
+/// display or D-Bus session to start an entry, so none is started).
+@Suite("desktop host commands end to end", .serialized,
+       .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"))
+struct DesktopCommandEndToEndTests {
+    /// Desktop entries for the standard device's ids plus a mail handler; each records what it got.
+    func makeDesktop(_ h: AgentHarness) throws -> (records: String, runtime: String) {
+        let xdg = h.root + "/xdg"
+        let records = h.root + "/records"
+        let runtime = h.root + "/xdg-runtime"
+        for dir in [xdg + "/data/applications", xdg + "/config", xdg + "/configdirs", records, runtime] {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        }
+        chmod(runtime, 0o700)
+        let recorder = xdg + "/record"
+        try """
+            #!/bin/sh
+            out="$1"; shift
+            mkdir -p "$out"
+            n="$(date +%s%N)-$$"
+            printf '%s' "$1" > "$out/$n.arg"
+            if [ -f "$1" ]; then cp -- "$1" "$out/$n.data"; fi
+            : > "$out/$n.done"
+
+            """.write(toFile: recorder, atomically: true, encoding: .utf8)
+        chmod(recorder, 0o755)
+        for id in ["com.acme.viewer", "org.example.sheets", "org.example.Mail"] {
+            try """
+                [Desktop Entry]
+                Type=Application
+                Name=\(id)
+                Exec=\(recorder) \(records)/\(id) %u
+
+                """.write(toFile: xdg + "/data/applications/\(id).desktop", atomically: true, encoding: .utf8)
+        }
+        try """
+            [Default Applications]
+            x-scheme-handler/viewer=com.acme.viewer.desktop
+            x-scheme-handler/sheets=org.example.sheets.desktop
+            x-scheme-handler/mailto=org.example.Mail.desktop
+
+            """.write(toFile: xdg + "/config/mimeapps.list", atomically: true, encoding: .utf8)
+        h.extraEnvironment = ["XDG_DATA_HOME": xdg + "/data", "XDG_DATA_DIRS": "/usr/share",
+                              "XDG_CONFIG_HOME": xdg + "/config", "XDG_CONFIG_DIRS": xdg + "/configdirs",
+                              "XDG_RUNTIME_DIR": runtime]
+        return (records, runtime)
+    }
+
+    func waitForRecord(_ folder: String, timeout: TimeInterval = 10) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let done = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).first(where: { $0.hasSuffix(".done") }) {
+                return folder + "/" + String(done.dropLast(5))
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    @Test("open-in starts the whitelisted app with a private copy, a blocked one with a dummy; bad ids start nothing")
+    func openInOnTheDesktop() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        let (records, runtime) = try makeDesktop(h)
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let document = h.root + "/Q3 plan.txt"
+        try "quarterly".write(toFile: document, atomically: true, encoding: .utf8)
+
+        let delivered = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer", "--handoff", "desktop"])
+        #expect(delivered.status == 0, "\(delivered.error)")
+        let copy = delivered.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(copy.hasPrefix(runtime + "/app/com.acme.viewer/"))
+        #expect(copy.hasSuffix("/Q3 plan.txt"))
+        let viewerRecord = try #require(waitForRecord(records + "/com.acme.viewer"))
+        #expect(FileManager.default.contents(atPath: viewerRecord + ".data") == Data("quarterly".utf8))
+
+        let blocked = try h.run(h.notes, ["open-in", document, "--to", "org.example.sheets", "--handoff", "desktop"])
+        #expect(blocked.status == 3, "\(blocked.error)")
+        let sheetsRecord = try #require(waitForRecord(records + "/org.example.sheets"))
+        #expect(FileManager.default.contents(atPath: sheetsRecord + ".data") == Data())
+        let argument = (try? String(contentsOfFile: sheetsRecord + ".arg", encoding: .utf8)) ?? ""
+        #expect(argument.hasSuffix(".sbwithheld"))
+        #expect(!argument.contains("Q3"))
+        #expect(h.auditRecords.contains { $0["action"] as? String == "openIn" && $0["target"] as? String == "org.example.sheets" })
+
+        let unknown = try h.run(h.notes, ["open-in", document, "--to", "org.example.Nothing", "--handoff", "desktop"])
+        #expect(unknown.status == 64)
+        #expect(unknown.error.contains("no desktop entry"))
+        let vanished = try h.run(h.notes, ["open-in", h.root + "/gone.txt", "--to", "com.acme.viewer", "--handoff", "desktop"])
+        #expect(vanished.status == 74)
+        usleep(300_000)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/com.acme.viewer")) ?? []).count == 3)
+    }
+
+    @Test("open-url follows the desktop's scheme associations under the Open In rules")
+    func openURLOnTheDesktop() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        let (records, _) = try makeDesktop(h)
+        try h.startAgent()
+        defer { h.stopAgent() }
+
+        let opened = try h.run(h.notes, ["open-url", "viewer:doc/42", "--handoff", "desktop"])
+        #expect(opened.status == 0, "\(opened.error)")
+        #expect(opened.output.trimmingCharacters(in: .whitespacesAndNewlines) == "com.acme.viewer")
+        let record = try #require(waitForRecord(records + "/com.acme.viewer"))
+        #expect((try? String(contentsOfFile: record + ".arg", encoding: .utf8)) == "viewer:doc/42")
+
+        // sheets: is handled by an unmanaged app outside the notes app's whitelist.
+        #expect(try h.run(h.notes, ["open-url", "sheets:x", "--handoff", "desktop"]).status == 3)
+        // mailto: the desktop's handler is not native mail on this device (the Apple ids), and
+        // not whitelisted: blocked.
+        #expect(try h.run(h.notes, ["open-url", "mailto:a@example.org", "--handoff", "desktop"]).status == 3)
+        #expect(try h.run(h.notes, ["open-url", "nosuch:x", "--handoff", "desktop"]).status == 1)
+        usleep(300_000)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/org.example.sheets")) ?? []).isEmpty)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/org.example.Mail")) ?? []).isEmpty)
+    }
+
+    @Test("The device document names native mail: mailto reaches it only through the seed rules (MI_AC_DISABLE_SCHEME_BLOCKING honoured)")
+    func nativeMailFromTheDeviceDocument() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.writePolicy([
+            ("com.acme.notes", h.notes, #"{"auth": "authorized", "openIn": "appConnectApps", "config": {"MI_AC_DISABLE_SCHEME_BLOCKING": "true"}}"#, nil),
+            ("com.acme.viewer", h.viewer, AgentHarness.secureCopyPolicy, nil),
+        ])
+        let text = try String(contentsOfFile: h.policyPath, encoding: .utf8)
+        try text.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "nativeMail": ["org.example.Mail"],"#)
+            .write(toFile: h.policyPath, atomically: true, encoding: .utf8)
+        let (records, _) = try makeDesktop(h)
+        try h.startAgent()
+        defer { h.stopAgent() }
+
+        // The viewer's whitelist (its managed peers) lacks native mail, and nothing overrides: blocked.
+        #expect(try h.run(h.viewer, ["open-url", "mailto:a@example.org", "--handoff", "desktop"]).status == 3)
+        usleep(300_000)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/org.example.Mail")) ?? []).isEmpty)
+        // The notes app's config sets MI_AC_DISABLE_SCHEME_BLOCKING: native mail opens anyway.
+        let opened = try h.run(h.notes, ["open-url", "mailto:b@example.org", "--handoff", "desktop"])
+        #expect(opened.status == 0, "\(opened.error)")
+        let record = try #require(waitForRecord(records + "/org.example.Mail"))
+        #expect((try? String(contentsOfFile: record + ".arg", encoding: .utf8)) == "mailto:b@example.org")
+    }
+}
