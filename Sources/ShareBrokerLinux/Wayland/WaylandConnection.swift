@@ -14,7 +14,7 @@ final class WaylandConnection: @unchecked Sendable {
     /// What the event thread's state looks like to a command (event thread only).
     struct Source {
         var proxy: OpaquePointer
-        var items: [PasteboardItem]
+        var selection: WaylandPasteboard.Selection
         var offers: [String: [UInt8]]
     }
 
@@ -30,6 +30,9 @@ final class WaylandConnection: @unchecked Sendable {
         var stopping = false
         var lost: WaylandPasteboardError?
         var changeCount = 0
+        /// What this connection offers on the clipboard while it owns it.
+        var ownOffer: [WaylandRepresentations.Offer]?
+        var governsPrimary = false
     }
     private let shared = Locked(Shared())
 
@@ -41,10 +44,11 @@ final class WaylandConnection: @unchecked Sendable {
     private var managerVersion: UInt32 = 0
     private var device: OpaquePointer?
     private var offerTypes: [UInt: [String]] = [:]
-    private var currentOffer: OpaquePointer?
+    private var currentOffers: [WaylandPasteboard.Selection: OpaquePointer] = [:]
     private var sources: [UInt: Source] = [:]
-    private var ownSource: OpaquePointer?
+    private var ownSources: [WaylandPasteboard.Selection: OpaquePointer] = [:]
     private var callbacks: [UInt: (Bool) -> Void] = [:]
+    private var pendingWriteEnds: [Int32] = []
     private let transfers = Locked(0)
 
     // Listener tables, alive as long as the connection.
@@ -114,6 +118,18 @@ final class WaylandConnection: @unchecked Sendable {
     /// each time another client replaces the selection.
     var changeCount: Int { shared.withLock { $0.changeCount } }
 
+    /// What this connection offers on the clipboard while it owns it, else `nil`.
+    var ownOffer: [WaylandRepresentations.Offer]? { shared.withLock { $0.ownOffer } }
+
+    /// Whether this connection owns the clipboard.
+    var ownsClipboard: Bool { ownOffer != nil }
+
+    /// Whether copies set the primary selection too.
+    var governsPrimary: Bool { shared.withLock { $0.governsPrimary } }
+
+    /// Transfers being served now.
+    var activeTransfers: Int { transfers.withLock { $0 } }
+
     /// Stops the event thread, destroying every object (the compositor drops a selection this
     /// connection still owned), and waits for it.
     func shutdown() {
@@ -136,67 +152,91 @@ final class WaylandConnection: @unchecked Sendable {
 
     // MARK: Requests (event thread)
 
-    /// Sets this connection's selection to `items` (empty: releases it); answers the new change
-    /// count once the compositor has processed the request.
-    func setSelection(_ items: [PasteboardItem], offers: [WaylandRepresentations.Offer],
+    /// Sets the clipboard (and the primary selection when governed) to a source serving
+    /// `offers` each (empty: releases what this connection owns); answers the new change count
+    /// once the compositor has processed the requests.
+    func setSelection(_ offers: [WaylandRepresentations.Offer],
                       completion: Completion<Result<Int, WaylandPasteboardError>>) {
         guard let manager, let device else { return completion.complete(.failure(.noDataControl)) }
-        var source: OpaquePointer?
-        if !offers.isEmpty {
-            guard let created = zwlr_data_control_manager_v1_create_data_source(manager) else {
+        if offers.isEmpty {
+            return release(ifChangeCount: nil) { result in
+                completion.complete(result.map { _ in self.changeCount })
+            }
+        }
+        var table: [String: [UInt8]] = [:]
+        for offer in offers where table[offer.mimeType] == nil { table[offer.mimeType] = offer.bytes }
+        var selections: [WaylandPasteboard.Selection] = [.clipboard]
+        if governsPrimary { selections.append(.primary) }
+        // A source serves one selection only (the protocol's used_source rule): one each.
+        for selection in selections {
+            guard let source = zwlr_data_control_manager_v1_create_data_source(manager) else {
                 return completion.complete(.failure(.system(operation: "create a data source", code: errno)))
             }
-            zwlr_data_control_source_v1_add_listener(created, sourceListener, Unmanaged.passUnretained(self).toOpaque())
-            var table: [String: [UInt8]] = [:]
-            for offer in offers {
-                zwlr_data_control_source_v1_offer(created, offer.mimeType)
-                table[offer.mimeType] = offer.bytes
-            }
-            sources[UInt(bitPattern: created)] = Source(proxy: created, items: items, offers: table)
-            source = created
+            zwlr_data_control_source_v1_add_listener(source, sourceListener, Unmanaged.passUnretained(self).toOpaque())
+            for offer in offers { zwlr_data_control_source_v1_offer(source, offer.mimeType) }
+            sources[UInt(bitPattern: source)] = Source(proxy: source, selection: selection, offers: table)
+            setDeviceSelection(device, source, selection)
+            // The replaced source (if this connection's) is cancelled by the compositor.
+            ownSources[selection] = source
         }
-        setDeviceSelection(device, source)
-        if source == nil, let old = ownSource {
-            destroySource(old)
-        }
-        ownSource = source
         let count = shared.withLock { shared in
             shared.changeCount += 1
+            shared.ownOffer = offers
             return shared.changeCount
         }
         sync { ok in completion.complete(ok ? .success(count) : .failure(self.lostError())) }
     }
 
-    /// Releases the selection if this connection still owns it and the change count is
-    /// `changeCount`; answers whether it did.
-    func release(ifChangeCount changeCount: Int, completion: Completion<Result<Bool, WaylandPasteboardError>>) {
-        guard let device, let source = ownSource, self.changeCount == changeCount else {
-            return completion.complete(.success(false))
-        }
-        setDeviceSelection(device, nil)
-        destroySource(source)
-        ownSource = nil
-        shared.withLock { $0.changeCount += 1 }
-        sync { ok in completion.complete(ok ? .success(true) : .failure(self.lostError())) }
+    /// Releases the selections this connection owns if the change count is `changeCount` (any
+    /// count when `nil`); answers whether it released any.
+    func release(ifChangeCount changeCount: Int?, completion: Completion<Result<Bool, WaylandPasteboardError>>) {
+        release(ifChangeCount: changeCount) { completion.complete($0) }
     }
 
-    /// What a paste reads: this connection's own items when it owns the selection, else the
-    /// read ends of pipes the current owner writes the chosen types into.
-    enum Reading: Sendable {
-        case own([PasteboardItem])
-        case transfers([(mimeType: String, fd: Int32)])
+    private func release(ifChangeCount changeCount: Int?, _ done: @escaping (Result<Bool, WaylandPasteboardError>) -> Void) {
+        // A round trip first: a copy another client made just before is then known (its
+        // selection event and the cancellation of this connection's source dispatched), and an
+        // unset here never clears that client's selection.
+        sync { ok in
+            guard ok else { return done(.failure(self.lostError())) }
+            self.releaseNow(ifChangeCount: changeCount, done)
+        }
     }
 
-    func startReading(completion: Completion<Result<Reading, WaylandPasteboardError>>) {
-        if let own = ownSource, let source = sources[UInt(bitPattern: own)] {
-            let types = WaylandRepresentations.typesToRead(from: Array(source.offers.keys))
-            let items = types.compactMap { mime in
-                source.offers[mime].map { PasteboardItem(type: WaylandRepresentations.itemType(forMimeType: mime), bytes: $0) }
-            }
-            return completion.complete(.success(.own(items)))
+    private func releaseNow(ifChangeCount changeCount: Int?, _ done: @escaping (Result<Bool, WaylandPasteboardError>) -> Void) {
+        guard let device else { return done(.failure(.noDataControl)) }
+        if let changeCount, self.changeCount != changeCount { return done(.success(false)) }
+        guard !ownSources.isEmpty else { return done(.success(false)) }
+        for (selection, source) in ownSources {
+            setDeviceSelection(device, nil, selection)
+            destroySource(source)
         }
-        guard let offer = currentOffer, let offered = offerTypes[UInt(bitPattern: offer)] else {
-            return completion.complete(.success(.transfers([])))
+        ownSources = [:]
+        shared.withLock { shared in
+            shared.changeCount += 1
+            shared.ownOffer = nil
+        }
+        sync { ok in done(ok ? .success(true) : .failure(self.lostError())) }
+    }
+
+    /// Asks the owner of `selection` for the types a paste reads
+    /// (``WaylandRepresentations/typesToRead(from:)``), each through a pipe; answers the pipes'
+    /// read ends (none when nothing is offered). The owner writes them, so the caller reads them
+    /// off this thread.
+    func startReading(_ selection: WaylandPasteboard.Selection,
+                      completion: Completion<Result<[(mimeType: String, fd: Int32)], WaylandPasteboardError>>) {
+        // A round trip first: every selection event the compositor sent before it (another
+        // client's copy that returned just now among them) is then dispatched.
+        sync { ok in
+            guard ok else { return completion.complete(.failure(self.lostError())) }
+            self.receive(selection, completion: completion)
+        }
+    }
+
+    private func receive(_ selection: WaylandPasteboard.Selection,
+                         completion: Completion<Result<[(mimeType: String, fd: Int32)], WaylandPasteboardError>>) {
+        guard let offer = currentOffers[selection], let offered = offerTypes[UInt(bitPattern: offer)] else {
+            return completion.complete(.success([]))
         }
         var pipes: [(mimeType: String, fd: Int32)] = []
         for mime in WaylandRepresentations.typesToRead(from: offered) {
@@ -207,15 +247,22 @@ final class WaylandConnection: @unchecked Sendable {
                 return completion.complete(.failure(.system(operation: "create a pipe", code: code)))
             }
             zwlr_data_control_offer_v1_receive(offer, mime, fds[1])
-            close(fds[1]) // libwayland sends a duplicate
             pipes.append((mime, fds[0]))
+            pendingWriteEnds.append(fds[1])
         }
+        // libwayland duplicates the fd when it sends the request: close ours after the flush.
         _ = wl_display_flush(display)
-        completion.complete(.success(.transfers(pipes)))
+        closePendingWriteEnds()
+        completion.complete(.success(pipes))
     }
 
-    private func setDeviceSelection(_ device: OpaquePointer, _ source: OpaquePointer?) {
-        switch configuration.selection {
+    private func closePendingWriteEnds() {
+        for fd in pendingWriteEnds { close(fd) }
+        pendingWriteEnds = []
+    }
+
+    private func setDeviceSelection(_ device: OpaquePointer, _ source: OpaquePointer?, _ selection: WaylandPasteboard.Selection) {
+        switch selection {
         case .clipboard: zwlr_data_control_device_v1_set_selection(device, source)
         case .primary: zwlr_data_control_device_v1_set_primary_selection(device, source)
         }
@@ -257,9 +304,8 @@ final class WaylandConnection: @unchecked Sendable {
             guard ok else { return completion.complete(.failure(self.lostError())) }
             guard let manager = self.manager else { return completion.complete(.failure(.noDataControl)) }
             guard let seat = self.seat else { return completion.complete(.failure(.noSeat)) }
-            if self.configuration.selection == .primary && self.managerVersion < 2 {
-                return completion.complete(.failure(.noPrimarySelection))
-            }
+            let primary = self.configuration.primary && self.managerVersion >= 2
+            self.shared.withLock { $0.governsPrimary = primary }
             guard let device = zwlr_data_control_manager_v1_get_data_device(manager, seat) else {
                 return completion.complete(.failure(.system(operation: "get the data device", code: errno)))
             }
@@ -354,13 +400,10 @@ final class WaylandConnection: @unchecked Sendable {
     }
 
     private func selectionChanged(_ offer: OpaquePointer?, kind: WaylandPasteboard.Selection) {
-        guard kind == configuration.selection else {
-            if let offer { forget(offer) }
-            return
-        }
-        if let previous = currentOffer, previous != offer { forget(previous) }
-        currentOffer = offer
-        if ownSource == nil { shared.withLock { $0.changeCount += 1 } }
+        if let previous = currentOffers[kind], previous != offer { forget(previous) }
+        currentOffers[kind] = offer
+        // Another client set the clipboard (this connection's own sets are counted when made).
+        if kind == .clipboard && ownSources[.clipboard] == nil { shared.withLock { $0.changeCount += 1 } }
     }
 
     private func forget(_ offer: OpaquePointer) {
@@ -395,10 +438,16 @@ final class WaylandConnection: @unchecked Sendable {
         }
     }
 
+    /// The compositor replaced a source (another client, or this one, set the selection).
     private func cancelled(_ source: OpaquePointer) {
-        if source == ownSource {
-            ownSource = nil
-            shared.withLock { $0.changeCount += 1 }
+        if let selection = sources[UInt(bitPattern: source)]?.selection, ownSources[selection] == source {
+            ownSources[selection] = nil
+            if selection == .clipboard {
+                shared.withLock { shared in
+                    shared.changeCount += 1
+                    shared.ownOffer = nil
+                }
+            }
         }
         destroySource(source)
     }
@@ -494,12 +543,14 @@ final class WaylandConnection: @unchecked Sendable {
     private func teardown() {
         for source in sources.values { zwlr_data_control_source_v1_destroy(source.proxy) }
         sources = [:]
-        ownSource = nil
+        ownSources = [:]
+        shared.withLock { $0.ownOffer = nil }
+        closePendingWriteEnds()
         for key in offerTypes.keys {
             if let offer = OpaquePointer(bitPattern: key) { zwlr_data_control_offer_v1_destroy(offer) }
         }
         offerTypes = [:]
-        currentOffer = nil
+        currentOffers = [:]
         for key in callbacks.keys {
             if let callback = OpaquePointer(bitPattern: key) { wl_callback_destroy(callback) }
         }

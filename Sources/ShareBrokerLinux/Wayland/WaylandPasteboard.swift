@@ -12,72 +12,71 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
     case noDataControl
     /// The compositor has no seat (or removed it), so there is no clipboard.
     case noSeat
-    /// The primary selection needs data-control version 2; the compositor offers version 1.
-    case noPrimarySelection
     /// The connection to the compositor broke (protocol or socket error `code`).
     case connectionLost(code: Int32)
     /// The pasteboard was closed.
     case closed
     /// The compositor did not answer in time.
     case timedOut(operation: String)
+    /// The items cannot be offered (a sealed item mixed with clear ones, too many sealed ones,
+    /// or no type to offer them under).
+    case unsupportedItems(String)
     /// A system call failed.
     case system(operation: String, code: Int32)
 
     public var description: String {
         switch self {
         case .cannotConnect(let display, let code):
-            "could not connect to the Wayland compositor at \(display): \(String(cString: strerror(code))); check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or use the file pasteboard"
+            "could not connect to the Wayland compositor at \(display): \(String(cString: strerror(code))); check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or use --pasteboard file"
         case .noDataControl:
-            "the Wayland compositor does not offer the wlr data-control protocol (zwlr_data_control_manager_v1); use a wlroots compositor (sway, ...) or the file pasteboard"
+            "the Wayland compositor does not offer the wlr data-control protocol (zwlr_data_control_manager_v1); use a wlroots compositor (sway, ...) or --pasteboard file"
         case .noSeat:
-            "the Wayland compositor has no seat, so there is no clipboard; use the file pasteboard"
-        case .noPrimarySelection:
-            "the compositor's data-control protocol is version 1, without the primary selection; govern the clipboard only"
+            "the Wayland compositor has no seat, so there is no clipboard; use --pasteboard file"
         case .connectionLost(let code):
-            "the connection to the Wayland compositor broke (error \(code)); create a new pasteboard once the compositor is back"
+            "the connection to the Wayland compositor broke (error \(code)); the clipboard is no longer served (restart the app)"
         case .closed:
             "the Wayland pasteboard was closed; create a new one"
         case .timedOut(let operation):
-            "the Wayland compositor did not answer in time (\(operation)); nothing was changed on this side; try again"
+            "the Wayland compositor did not answer in time (\(operation)); try again"
+        case .unsupportedItems(let why):
+            "the items cannot be offered on the Wayland clipboard: \(why); nothing was written"
         case .system(let operation, let code):
             "could not \(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
     }
 }
 
-/// The desktop clipboard of a Wayland session, through the wlr data-control protocol (what
-/// `wl-clipboard` uses; sway and other wlroots compositors offer it).
+/// The Wayland clipboard as the general ``Pasteboard``: the seat's clipboard and primary
+/// selections through the wlr data-control protocol (what `wl-clipboard` uses; sway and the
+/// other wlroots compositors offer it). It behaves as ``X11Pasteboard`` does:
 ///
-/// The broker decides what is written (``ShareBroker/copy(_:fromWebView:)``); this adapter
-/// decides how it is offered to the other clients of the compositor:
-///
-/// * **Clear items** (the Authorized policy): each item under its MIME types (UTF-8 text under
-///   `text/plain;charset=utf-8`, `text/plain`, `UTF8_STRING`, `STRING`, `TEXT`; `public.html` as
-///   `text/html`; `public.png` as `image/png`; MIME-type item types as themselves).
-/// * **A sealed item** (SecureCopy): the envelope under `application/x-sharebroker-sealed` and
-///   ``Configuration/placeholder`` under every text type; never the plaintext, and never a
-///   clear item beside a sealed one.
-/// * **Nothing written** (Unauthorized, secure services down): the selection is not touched;
-///   its owner keeps it.
-/// * **Serving** runs on a thread per reader, off the app's threads, writing non-blocking with
-///   ``Configuration/transferTimeout``: a reader that stops reading is dropped, never waited for.
-///   At most ``Configuration/maxConcurrentTransfers`` readers are served at once.
-/// * **Paste** lists the offered types and reads the sealed envelope first (the broker opens it
-///   when this app may), then the best text type; else one known or MIME type.
-/// * **Retire** (``clear(ifChangeCount:)``) releases the selection only if this pasteboard
-///   still owns it and nothing changed since.
-/// * When the pasteboard is closed or the process exits, the compositor drops the selection:
-///   nothing of it survives unless a clipboard manager copied it (then only what was offered).
-///
-/// Use one instance per selection: ``Selection/clipboard`` for copy and paste, and a second one
-/// with ``Selection/primary`` where the app sets the primary (middle-click) selection, so it is
-/// governed exactly like the clipboard.
+/// * **Copy** (``write(_:)``, called by the broker after its policy decision) sets the
+///   clipboard and the primary selection (a managed app's selection is offered exactly like its
+///   copies) to a source this adapter serves: clear items under their MIME types, or a sealed
+///   (SecureCopy) copy as the ``SealedSet`` under ``SealedSet/targetName`` plus the placeholder
+///   under every text type, never the plaintext (``WaylandRepresentations``). Nothing the broker
+///   blocks reaches this adapter, so the previous owner keeps the clipboard.
+/// * **Serving** runs off the app's threads: the compositor hands the adapter a pipe per reader
+///   and a thread of its own writes it, non-blocking, giving up after
+///   ``Configuration/transferTimeout`` without progress: a reader that stops reading is
+///   dropped, never waited for. At most ``Configuration/maxConcurrentTransfers`` at once.
+/// * **Paste** (``read()``) lists the offered types and reads the sealed set and the best text
+///   type together; a sealed set reads as its sealed items followed by the clear text (the
+///   placeholder), so the broker opens it if this app may and otherwise pastes what any other
+///   app would; without a sealed set, the text, else `text/html`, `image/png` or `image/jpeg`.
+///   While this app owns the clipboard it reads its own offer without a round trip.
+/// * **Change count**: bumped by this adapter's writes and releases and each time another
+///   client sets the clipboard.
+/// * **Retire** (``clear(ifChangeCount:)``) releases both selections if this app still owns them
+///   and nobody copied since.
+/// * **Exit**: the compositor drops the selections of a client that disconnects (``close()``);
+///   a clipboard manager that copied them keeps only what was offered (sealed).
 public final class WaylandPasteboard: Pasteboard {
-    /// Which selection of the seat a pasteboard governs.
+    /// A selection of the seat.
     public enum Selection: Sendable, Hashable {
         /// The clipboard (copy and paste).
         case clipboard
-        /// The primary selection (select and middle-click); needs data-control version 2.
+        /// The primary selection (select and middle-click); data-control version 2.
         case primary
     }
 
@@ -86,10 +85,10 @@ public final class WaylandPasteboard: Pasteboard {
         /// The Wayland display: a socket name in `XDG_RUNTIME_DIR` or an absolute path; `nil`
         /// uses `WAYLAND_DISPLAY` (libwayland's rule).
         public var display: String?
-        /// The selection governed.
-        public var selection: Selection
-        /// What text readers get in place of a sealed item (UTF-8).
-        public var placeholder: String
+        /// Whether a copy also sets the primary selection (default: yes, so a managed app's
+        /// selection is governed like its copies). Ignored where the compositor's data-control
+        /// is version 1 (no primary selection): see ``WaylandPasteboard/governsPrimary``.
+        public var primary: Bool
         /// How long a request may wait for the compositor.
         public var requestTimeout: Duration
         /// How long a transfer (serving or reading) may wait for the other side to make progress.
@@ -99,20 +98,15 @@ public final class WaylandPasteboard: Pasteboard {
         /// The largest representation a paste reads; a larger one reads as absent.
         public var maxReadSize: Int
 
-        /// The placeholder of a policy that sets none.
-        public static let defaultPlaceholder = "Your organization's data cannot be pasted here."
-
         /// Creates a configuration.
-        public init(display: String? = nil, selection: Selection = .clipboard,
-                    placeholder: String = Configuration.defaultPlaceholder,
+        public init(display: String? = nil, primary: Bool = true,
                     requestTimeout: Duration = .seconds(5), transferTimeout: Duration = .seconds(5),
-                    maxConcurrentTransfers: Int = 16, maxReadSize: Int = FilePasteboard.maxFileSize) {
+                    maxConcurrentTransfers: Int = 16, maxReadSize: Int = SealedSet.maxSize) {
             self.display = display
-            self.selection = selection
-            self.placeholder = placeholder
+            self.primary = primary
             self.requestTimeout = requestTimeout
             self.transferTimeout = transferTimeout
-            self.maxConcurrentTransfers = maxConcurrentTransfers
+            self.maxConcurrentTransfers = max(1, maxConcurrentTransfers)
             self.maxReadSize = maxReadSize
         }
     }
@@ -121,10 +115,11 @@ public final class WaylandPasteboard: Pasteboard {
     public let configuration: Configuration
     private let connection: WaylandConnection
     private let lastError = Locked<WaylandPasteboardError?>(nil)
+    private let placeholderSource = Locked<(@Sendable () -> String?)?>(nil)
 
-    /// Connects to the compositor and binds the data-control protocol.
+    /// Connects to the compositor and binds the data-control protocol and the seat.
     /// - Throws: ``WaylandPasteboardError`` when there is no compositor, no data-control
-    ///   protocol (or version 1 for the primary selection), or no seat.
+    ///   protocol, or no seat.
     public init(configuration: Configuration = Configuration()) throws(WaylandPasteboardError) {
         self.configuration = configuration
         connection = try WaylandConnection(configuration: configuration)
@@ -134,63 +129,96 @@ public final class WaylandPasteboard: Pasteboard {
         connection.shutdown()
     }
 
-    /// Disconnects now (the compositor drops a selection this pasteboard still owns). Later
+    /// Disconnects now: the compositor drops the selections this pasteboard still owns, and later
     /// writes fail with ``WaylandPasteboardError/closed``.
     public func close() {
         connection.shutdown()
     }
 
-    /// The connection (tests drive it directly to play a misbehaving reader).
-    var connectionForTests: WaylandConnection { connection }
+    /// Where the placeholder text comes from, read at each sealed copy: typically the app
+    /// config's ``ServerConfigKey/clipboardPlaceholder``. `nil` (or a provider returning `nil`
+    /// or an empty string): ``ServerConfigKey/defaultClipboardPlaceholder``.
+    public func setPlaceholderSource(_ source: (@Sendable () -> String?)?) {
+        placeholderSource.withLock { $0 = source }
+    }
+
+    /// Follows `broker`'s app config for the placeholder (without keeping the broker alive).
+    public func followPlaceholder(of broker: ShareBroker) {
+        setPlaceholderSource { [weak broker] in
+            (try? broker?.policy())?.config[ServerConfigKey.clipboardPlaceholder]
+        }
+    }
+
+    /// The placeholder text a sealed copy offers under its text types now.
+    public var placeholder: String {
+        let configured = placeholderSource.withLock { $0 }?()
+        guard let configured, !configured.isEmpty else { return ServerConfigKey.defaultClipboardPlaceholder }
+        return configured
+    }
 
     /// The error of the last ``write(_:)`` or ``clear(ifChangeCount:)`` that failed; `nil` after
     /// one that succeeded.
     public var lastWriteError: WaylandPasteboardError? { lastError.withLock { $0 } }
 
-    /// Sets the selection to `items` as described above (empty `items` releases it, if owned),
-    /// returning the new change count once the compositor has processed it.
-    /// - Throws: ``WaylandPasteboardError``; the selection is then unchanged by this call.
+    /// Whether this pasteboard owns the clipboard now (as far as the events read so far tell).
+    public var ownsClipboard: Bool { connection.ownsClipboard }
+
+    /// Whether copies also set the primary selection (configured, and the compositor's
+    /// data-control is version 2 or later).
+    public var governsPrimary: Bool { connection.governsPrimary }
+
+    /// Transfers being served now (for tests and diagnostics).
+    var activeTransfers: Int { connection.activeTransfers }
+
+    /// The connection (tests drive it directly to play a misbehaving reader).
+    var connectionForTests: WaylandConnection { connection }
+
+    /// Sets the clipboard (and the primary selection) to `items` as described above (empty
+    /// `items`: releases what this pasteboard owns), returning the new change count once the
+    /// compositor has processed it.
+    /// - Throws: ``WaylandPasteboardError``; the selections are then unchanged by this call.
     @discardableResult
     public func setSelection(_ items: [PasteboardItem]) throws(WaylandPasteboardError) -> Int {
-        let offers = WaylandRepresentations.offers(for: items, placeholder: Array(configuration.placeholder.utf8))
+        let offers = items.isEmpty ? [] : try WaylandRepresentations.offers(for: items, placeholder: placeholder)
         return try connection.perform("set the selection", timeout: configuration.requestTimeout) { connection, completion in
-            connection.setSelection(items, offers: offers, completion: completion)
+            connection.setSelection(offers, completion: completion)
         }
     }
 
-    /// What the selection offers now, read as items: the sealed envelope first when offered, then
-    /// the best text representation (or one other type). Empty when there is nothing readable.
+    /// What `selection` offers now, read as items (see the type's documentation), without the
+    /// shortcut for this pasteboard's own offer. Empty when there is nothing readable.
     /// - Throws: ``WaylandPasteboardError`` when the compositor does not answer or is gone.
-    public func readSelection() throws(WaylandPasteboardError) -> [PasteboardItem] {
-        let reading: WaylandConnection.Reading = try connection.perform("list the offered types",
-                                                                        timeout: configuration.requestTimeout) { connection, completion in
-            connection.startReading(completion: completion)
+    public func readSelection(_ selection: Selection = .clipboard) throws(WaylandPasteboardError) -> [PasteboardItem] {
+        let pipes: [(mimeType: String, fd: Int32)] = try connection.perform("list the offered types",
+                                                                           timeout: configuration.requestTimeout) { connection, completion in
+            connection.startReading(selection, completion: completion)
         }
-        switch reading {
-        case .own(let items):
-            return items
-        case .transfers(let pipes):
-            var items: [PasteboardItem] = []
-            for pipe in pipes {
-                let result = readAllAndClose(pipe.fd, limit: configuration.maxReadSize, idleTimeout: configuration.transferTimeout)
-                if case .complete(let bytes) = result {
-                    items.append(PasteboardItem(type: WaylandRepresentations.itemType(forMimeType: pipe.mimeType), bytes: bytes))
-                }
-            }
-            return items
+        var read: [(mimeType: String, bytes: [UInt8])] = []
+        // Every pipe is open before the first is read: the owner serves each on its own thread.
+        for pipe in pipes {
+            let result = readAllAndClose(pipe.fd, limit: configuration.maxReadSize, idleTimeout: configuration.transferTimeout)
+            if case .complete(let bytes) = result { read.append((pipe.mimeType, bytes)) }
         }
+        return WaylandRepresentations.items(from: read)
     }
 
     // MARK: Pasteboard
 
-    /// ``readSelection()`` and the change count; a failure reads as no items.
+    /// What the clipboard holds: this app's own offer while it owns it, else what the owner
+    /// offers. Empty when there is no owner, it does not answer in time, or it offers nothing
+    /// readable.
     public func read() -> (items: [PasteboardItem], changeCount: Int) {
-        let items = (try? readSelection()) ?? []
+        if let own = connection.ownOffer {
+            return (WaylandRepresentations.items(from: WaylandRepresentations.typesToRead(from: own.map(\.mimeType)).compactMap { mime in
+                own.first { $0.mimeType == mime }.map { (mime, $0.bytes) }
+            }), connection.changeCount)
+        }
+        let items = (try? readSelection(.clipboard)) ?? []
         return (items, connection.changeCount)
     }
 
-    /// ``setSelection(_:)``; on failure the change count is the unchanged one and
-    /// ``lastWriteError`` says why.
+    /// ``setSelection(_:)``; on failure the selections keep their owner, the returned change
+    /// count is the unchanged one, and ``lastWriteError`` says why.
     @discardableResult
     public func write(_ items: [PasteboardItem]) -> Int {
         do {
@@ -203,8 +231,8 @@ public final class WaylandPasteboard: Pasteboard {
         }
     }
 
-    /// Releases the selection if this pasteboard still owns it and its change count is
-    /// `changeCount` (nobody, here or in another client, set it since).
+    /// Releases the selections this pasteboard still owns if nobody (here or in another client)
+    /// set the clipboard since `changeCount`.
     @discardableResult
     public func clear(ifChangeCount changeCount: Int) -> Bool {
         do {

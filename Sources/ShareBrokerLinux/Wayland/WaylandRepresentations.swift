@@ -2,81 +2,90 @@ import ShareBroker
 
 /// How pasteboard items map to the MIME types a Wayland selection offers, and back.
 ///
-/// Pure functions: what a copy offers is decided here, so it is tested without a compositor.
+/// A copy offers exactly what the X11 adapter offers (``X11Pasteboard/offer(for:placeholder:)``,
+/// one rule for both desktops): clear representations under their targets, or, for a SecureCopy
+/// item, the ``SealedSet`` under ``SealedSet/targetName`` and the placeholder under every text
+/// type of a text representation, never the plaintext. Wayland names targets by MIME type; the
+/// X11 names (`UTF8_STRING`, `STRING`, `TEXT`) are offered as well, as `wl-copy` does, for
+/// clients reading through Xwayland.
+///
+/// Pure functions: what a copy offers and what a paste makes of what it read are tested
+/// without a compositor.
 enum WaylandRepresentations {
-    /// The private MIME type of a sealed (SecureCopy) envelope.
-    static let sealedMimeType = "application/x-sharebroker-sealed"
-    /// The plain-text MIME types, in the order a paste prefers them. Everything a text reader on
-    /// Wayland or (through Xwayland) X11 asks for.
-    static let textMimeTypes = ["text/plain;charset=utf-8", "text/plain", "UTF8_STRING", "STRING", "TEXT"]
-
-    /// Known item types and their MIME type (other types that look like MIME types pass as is).
-    static let knownTypes: [(itemType: String, mimeType: String)] = [
-        ("public.html", "text/html"),
-        ("public.png", "image/png"),
-        ("public.jpeg", "image/jpeg"),
-        ("public.rtf", "text/rtf"),
-    ]
-
     /// One offered MIME type and the bytes served for it.
     struct Offer: Sendable, Equatable {
         var mimeType: String
         var bytes: [UInt8]
     }
 
-    /// What a copy of `items` offers. With a sealed item among them: the envelope under
-    /// ``sealedMimeType`` and `placeholder` under every text type, and nothing else (no clear
-    /// item is ever offered beside a sealed one). Otherwise every item under its MIME types,
-    /// the first item winning a MIME type two items map to.
-    static func offers(for items: [PasteboardItem], placeholder: [UInt8]) -> [Offer] {
-        if let sealed = items.first(where: { $0.type == PasteboardItem.sealedType }) {
-            return [Offer(mimeType: sealedMimeType, bytes: sealed.bytes)]
-                + textMimeTypes.map { Offer(mimeType: $0, bytes: placeholder) }
+    /// The text MIME types, in the order a paste prefers them.
+    static let textMimeTypes = ["text/plain;charset=utf-8", "UTF8_STRING", "text/plain", "TEXT", "STRING"]
+
+    /// The other types a paste reads when no text is offered, with their item types.
+    static let otherReadable: [(mimeType: String, itemType: String)] = [
+        ("text/html", "public.html"),
+        ("image/png", "public.png"),
+        ("image/jpeg", "public.jpeg"),
+    ]
+
+    /// What a copy of `items` offers (all clear, or all sealed: the broker never mixes them).
+    /// - Throws: ``WaylandPasteboardError/unsupportedItems(_:)`` for a sealed item mixed with
+    ///   clear ones, more than ``SealedSet/maxEnvelopes`` sealed ones, or no type to offer.
+    static func offers(for items: [PasteboardItem], placeholder: String) throws(WaylandPasteboardError) -> [Offer] {
+        do {
+            return try X11Pasteboard.offer(for: items, placeholder: placeholder).targets.map { Offer(mimeType: $0.name, bytes: $0.bytes) }
+        } catch {
+            if case .unsupportedItems(let why) = error { throw .unsupportedItems(why) }
+            throw .unsupportedItems(error.description)
         }
-        var out: [Offer] = []
-        var seen: Set<String> = []
-        for item in items {
-            for mime in mimeTypes(forItemType: item.type) where seen.insert(mime).inserted {
-                out.append(Offer(mimeType: mime, bytes: item.bytes))
+    }
+
+    /// The MIME types a paste reads from an offer of `offered`: the sealed set first when there
+    /// is one, then the best text type; when there is neither, one of ``otherReadable``.
+    static func typesToRead(from offered: [String]) -> [String] {
+        var out: [String] = []
+        if offered.contains(SealedSet.targetName) { out.append(SealedSet.targetName) }
+        if let text = textMimeTypes.first(where: offered.contains) { out.append(text) }
+        if !out.isEmpty { return out }
+        if let other = otherReadable.first(where: { offered.contains($0.mimeType) }) { return [other.mimeType] }
+        return []
+    }
+
+    /// The items a paste hands the broker from what it read (`read`: the types of
+    /// ``typesToRead(from:)`` that arrived): a sealed set reads as its sealed envelopes followed
+    /// by the clear text (the placeholder), so the broker opens the set when this app may and
+    /// otherwise pastes what any other app would; a set that does not decode is ignored.
+    static func items(from read: [(mimeType: String, bytes: [UInt8])]) -> [PasteboardItem] {
+        var sealed: [PasteboardItem] = []
+        var clear: [PasteboardItem] = []
+        for (mimeType, bytes) in read {
+            if mimeType == SealedSet.targetName {
+                if let envelopes = try? SealedSet.decode(bytes) {
+                    sealed = envelopes.map { PasteboardItem(type: PasteboardItem.sealedType, bytes: $0) }
+                }
+            } else if textMimeTypes.contains(mimeType) {
+                clear.append(PasteboardItem(type: PasteboardItem.textType, bytes: mimeType == "STRING" ? utf8(fromString: bytes) : bytes))
+            } else if let other = otherReadable.first(where: { $0.mimeType == mimeType }) {
+                clear.append(PasteboardItem(type: other.itemType, bytes: bytes))
+            }
+        }
+        return sealed + clear.prefix(1)
+    }
+
+    /// `STRING` is Latin-1 by the X convention, but Wayland clients (wl-copy among them) serve
+    /// UTF-8 under it too: valid UTF-8 stays as it is, anything else is read as Latin-1.
+    static func utf8(fromString bytes: [UInt8]) -> [UInt8] {
+        if String(validating: bytes, as: UTF8.self) != nil { return bytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            if byte < 0x80 {
+                out.append(byte)
+            } else {
+                out.append(0xC0 | byte >> 6)
+                out.append(0x80 | byte & 0x3F)
             }
         }
         return out
-    }
-
-    /// The MIME types an item of `itemType` is offered under (empty for a type that is neither
-    /// known nor a MIME type: it is not offered).
-    static func mimeTypes(forItemType itemType: String) -> [String] {
-        if itemType == PasteboardItem.textType || textMimeTypes.contains(itemType) { return textMimeTypes }
-        if let known = knownTypes.first(where: { $0.itemType == itemType }) { return [known.mimeType] }
-        if isMimeType(itemType), itemType != sealedMimeType { return [itemType] }
-        return []
-    }
-
-    /// The item type of bytes read under `mimeType`.
-    static func itemType(forMimeType mimeType: String) -> String {
-        if mimeType == sealedMimeType { return PasteboardItem.sealedType }
-        if textMimeTypes.contains(mimeType) || mimeType.hasPrefix("text/plain") { return PasteboardItem.textType }
-        if let known = knownTypes.first(where: { $0.mimeType == mimeType }) { return known.itemType }
-        return mimeType
-    }
-
-    /// The MIME types a paste reads from an offer of `offered`, in the order of the items it
-    /// returns: the sealed envelope first when there is one, then the best text type; when there
-    /// is neither, the first known type, else the first MIME type offered.
-    static func typesToRead(from offered: [String]) -> [String] {
-        var out: [String] = []
-        if offered.contains(sealedMimeType) { out.append(sealedMimeType) }
-        let text = textMimeTypes.first(where: offered.contains)
-            ?? offered.first(where: { $0.hasPrefix("text/plain") })
-        if let text { out.append(text) }
-        if !out.isEmpty { return out }
-        if let known = knownTypes.first(where: { offered.contains($0.mimeType) }) { return [known.mimeType] }
-        if let any = offered.first(where: isMimeType) { return [any] }
-        return []
-    }
-
-    static func isMimeType(_ string: String) -> Bool {
-        let parts = string.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty
     }
 }

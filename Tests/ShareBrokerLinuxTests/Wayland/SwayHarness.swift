@@ -1,185 +1,237 @@
 import Foundation
+import ShareBroker
+@testable import ShareBrokerLinux
+import Synchronization
 import Testing
 
-/// A headless sway started for one test, and the wl-clipboard tools pointed at it.
-///
-/// sway refuses to run as root, so a root test process (CI) runs it as a test user it creates
-/// (`useradd`, once; the user is kept for later runs) through `runuser`, in a runtime folder
-/// owned by that user (mode 0700). The Wayland clients of the test (the adapter, `wl-copy`,
-/// `wl-paste`) stay root and connect through the socket's absolute path: root passes the
-/// folder's and the socket's permissions, and sway does not check a client's uid. A test process
-/// that is not root runs sway as itself.
-final class SwayHeadless: @unchecked Sendable {
-    static let user = "sharebroker-wl"
-    static let toolPaths = ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"]
+/// The real tools the Wayland tests drive, and why the tests skip when one is missing.
+enum WaylandTools {
+    static let sway = X11Tools.find("sway")
+    static let wlCopy = X11Tools.find("wl-copy")
+    static let wlPaste = X11Tools.find("wl-paste")
+    static let setpriv = X11Tools.find("setpriv") ?? ["/usr/bin/setpriv", "/bin/setpriv"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let useradd = ["/usr/sbin/useradd", "/sbin/useradd"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let userdel = ["/usr/sbin/userdel", "/sbin/userdel"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// Why the Wayland end-to-end tests cannot run here, or `nil` when they can.
+    /// Why the end-to-end tests cannot run here, or `nil` when they can. (sway refuses to run
+    /// as root: a root test process runs it as a user it creates, which needs useradd and
+    /// setpriv; a test process that is not root runs sway as itself.)
     static let unavailableReason: String? = {
-        var needed = ["sway", "wl-copy", "wl-paste"]
-        if geteuid() == 0 { needed += ["runuser", "useradd"] }
-        let missing = needed.filter { executable($0) == nil }
+        var missing: [String] = []
+        if sway == nil { missing.append("sway") }
+        if wlCopy == nil || wlPaste == nil { missing.append("wl-copy/wl-paste") }
+        if geteuid() == 0 {
+            if setpriv == nil { missing.append("setpriv") }
+            if useradd == nil || userdel == nil { missing.append("useradd/userdel") }
+        }
         guard missing.isEmpty else {
-            return "missing \(missing.joined(separator: ", ")): run `make deps` (apt sway wl-clipboard util-linux passwd)"
+            return "missing \(missing.joined(separator: ", ")): make deps installs sway wl-clipboard (setpriv: util-linux, useradd: passwd)"
         }
         return nil
     }()
+    static var available: Bool { unavailableReason == nil }
+    static var skipReason: Comment { Comment(rawValue: unavailableReason ?? "") }
+}
 
-    static func executable(_ name: String) -> String? {
-        toolPaths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+/// The user a root test process runs sway as: created (`useradd --system`, no home) when the
+/// first compositor starts and deleted (`userdel`) when the last one stops, so a test run leaves
+/// no user behind. Named after the test process, so parallel runs do not share one.
+enum SwayUser {
+    private static let state = Mutex<(name: String?, uid: uid_t, gid: gid_t, users: Int)>((nil, 0, 0, 0))
+
+    static func acquire() throws -> (uid: uid_t, gid: gid_t) {
+        try state.withLock { state throws -> (uid: uid_t, gid: gid_t) in
+            if state.users == 0 {
+                let name = "sbwl-\(getpid())"
+                if getpwnam(name) == nil {
+                    let status = try X11Tools.runQuietly(WaylandTools.useradd ?? "useradd",
+                                                         ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+                    guard status == 0 else { throw HarnessError("useradd \(name) exited with \(status)") }
+                }
+                guard let entry = getpwnam(name) else { throw HarnessError("no user \(name) after useradd") }
+                state.name = name
+                state.uid = entry.pointee.pw_uid
+                state.gid = entry.pointee.pw_gid
+            }
+            state.users += 1
+            return (state.uid, state.gid)
+        }
     }
 
-    /// The test user exists (created once per machine), or why not.
-    static let userReady: Result<Void, HarnessError> = {
-        guard geteuid() == 0 else { return .success(()) }
-        if getpwnam(user) != nil { return .success(()) }
-        let status = try? run(executable("useradd") ?? "useradd",
-                              ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user])
-        if getpwnam(user) != nil { return .success(()) }
-        return .failure(HarnessError("could not create the test user \(user) (useradd exit \(status.map(String.init) ?? "?"))"))
-    }()
-
-    struct HarnessError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
+    static func release() {
+        state.withLock { state in
+            state.users -= 1
+            guard state.users == 0, let name = state.name else { return }
+            _ = try? X11Tools.runQuietly(WaylandTools.userdel ?? "userdel", [name])
+            state.name = nil
+        }
     }
+}
 
+extension X11Tools {
+    /// Runs a tool with no input or output; its exit status.
+    static func runQuietly(_ path: String, _ arguments: [String]) throws -> Int32 {
+        let child = try Child(path, arguments, environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"], input: nil)
+        guard child.wait(timeout: .seconds(10)) else {
+            child.kill()
+            throw HarnessError("\(path) \(arguments) did not finish")
+        }
+        return child.status
+    }
+}
+
+/// A headless sway started for one test, and the wl-clipboard tools pointed at it.
+///
+/// `WLR_BACKENDS=headless WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1`, Xwayland off, in a
+/// runtime folder of its own (mode 0700). A root test process runs sway as ``SwayUser`` through
+/// `setpriv` (which execs sway, so the process the test holds is sway itself); the test's own
+/// clients (the adapter, `wl-copy`, `wl-paste`) stay root and connect through the socket's
+/// absolute path. ``stop()`` ends sway and every `wl-copy` the test started, and removes the
+/// folders (and the user, with the last compositor).
+final class SwayHeadless: @unchecked Sendable {
     /// The compositor's socket (absolute path): a `WaylandPasteboard.Configuration.display`.
     let display: String
-    private let runtimeDirectory: String
+    private let runtime: String
     private let scratch: String
-    private let process: Process
+    private let sway: Child
+    private let usesUser: Bool
+    private let lock = NSLock()
+    private var copiers: [Child] = []
     private var stopped = false
 
-    private init(display: String, runtimeDirectory: String, scratch: String, process: Process) {
-        self.display = display
-        self.runtimeDirectory = runtimeDirectory
-        self.scratch = scratch
-        self.process = process
+    /// Starts sway and waits (at most 10 s) until it answers `wl-paste`.
+    init() throws {
+        guard let swayPath = WaylandTools.sway else { throw HarnessError("sway is not installed") }
+        scratch = try Self.temporaryDirectory("sbwl-scratch")
+        runtime = try Self.temporaryDirectory("sbwl-run")
+        var path: String
+        var arguments: [String]
+        let config = scratch + "/sway.config"
+        try "xwayland disable\n".write(toFile: config, atomically: true, encoding: .utf8)
+        chmod(scratch, 0o755)
+        chmod(config, 0o644)
+        if geteuid() == 0 {
+            let user: (uid: uid_t, gid: gid_t)
+            do {
+                user = try SwayUser.acquire()
+            } catch {
+                try? FileManager.default.removeItem(atPath: runtime)
+                try? FileManager.default.removeItem(atPath: scratch)
+                throw error
+            }
+            usesUser = true
+            chown(runtime, user.uid, user.gid)
+            path = WaylandTools.setpriv ?? "/usr/bin/setpriv"
+            arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "--", swayPath, "-c", config]
+        } else {
+            usesUser = false
+            path = swayPath
+            arguments = ["-c", config]
+        }
+        chmod(runtime, 0o700)
+        let environment = ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": runtime, "WLR_BACKENDS": "headless",
+                           "WLR_RENDERER": "pixman", "WLR_LIBINPUT_NO_DEVICES": "1", "HOME": scratch]
+        do {
+            sway = try Child(path, arguments, environment: environment, input: nil)
+        } catch {
+            if usesUser { SwayUser.release() }
+            try? FileManager.default.removeItem(atPath: runtime)
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw error
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        var socket: String?
+        while ContinuousClock.now < deadline && socket == nil {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []
+            socket = names.sorted().first { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }
+            if socket == nil {
+                if sway.wait(timeout: .zero) { break }
+                usleep(10_000)
+            }
+        }
+        display = runtime + "/" + (socket ?? "wayland-missing")
+        guard socket != nil else {
+            stop()
+            throw HarnessError("sway did not open a Wayland socket within 10 s")
+        }
+        // The socket is bound before sway serves it: wait until wl-paste gets an answer.
+        while ContinuousClock.now < deadline {
+            if let status = try? paste(["--list-types"]).status, status == 0 || status == 1 { return }
+            usleep(20_000)
+        }
+        stop()
+        throw HarnessError("sway did not answer wl-paste within 10 s")
     }
 
     deinit { stop() }
 
-    /// Starts sway and waits (at most 15 s) for its socket.
-    static func start() throws -> SwayHeadless {
-        try userReady.get()
-        let scratch = try temporaryDirectory("sbwl-scratch")
-        let runtime = try temporaryDirectory("sbwl-run")
-        if geteuid() == 0 {
-            guard let entry = getpwnam(user) else { throw HarnessError("no user \(user)") }
-            guard chown(runtime, entry.pointee.pw_uid, entry.pointee.pw_gid) == 0 else {
-                throw HarnessError("could not chown \(runtime) to \(user)")
-            }
-        }
-        chmod(runtime, 0o700)
-        let config = scratch + "/sway.config"
-        try "# headless test compositor\n".write(toFile: config, atomically: true, encoding: .utf8)
-        chmod(scratch, 0o755)
-        chmod(config, 0o644)
-        guard let sway = executable("sway") else { throw HarnessError("no sway") }
-        let environment = ["env", "-i", "PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=\(runtime)",
-                           "WLR_BACKENDS=headless", "WLR_RENDERER=pixman", "WLR_LIBINPUT_NO_DEVICES=1",
-                           sway, "-c", config]
-        let process = Process()
-        if geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: executable("runuser") ?? "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--"] + environment
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = Array(environment.dropFirst())
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        process.standardInput = FileHandle.nullDevice
-        let log = scratch + "/sway.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = logHandle
-        process.standardError = logHandle
-        try process.run()
-        try? logHandle.close()
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []
-            if let socket = names.sorted().first(where: { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }) {
-                let harness = SwayHeadless(display: runtime + "/" + socket, runtimeDirectory: runtime,
-                                           scratch: scratch, process: process)
-                // The socket is bound before sway serves it; a first tool run confirms it answers.
-                for _ in 0..<50 {
-                    if (try? harness.paste(["--list-types"]))?.status != nil { return harness }
-                    usleep(100_000)
-                }
-                return harness
-            }
-            if !process.isRunning { break }
-            usleep(50_000)
-        }
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        process.terminate()
-        throw HarnessError("sway did not start within 15 s; its log:\n\(text.suffix(2000))")
-    }
-
-    /// Ends sway (and with it every client still connected, wl-copy's among them).
+    /// Ends sway and the `wl-copy` servers, removes the folders, and lets the user go.
     func stop() {
-        guard !stopped else { return }
-        stopped = true
-        if process.isRunning {
-            process.terminate() // runuser passes SIGTERM on to sway
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let (first, copiers) = lock.withLock { () -> (Bool, [Child]) in
+            defer { stopped = true }
+            return (!stopped, self.copiers)
         }
-        try? FileManager.default.removeItem(atPath: runtimeDirectory)
+        guard first else { return }
+        for copier in copiers { copier.kill() }
+        // SIGKILL: the test process may pass sway an ignored SIGTERM (posix_spawn keeps ignored
+        // dispositions), and nothing of sway's needs to outlive the test.
+        sway.kill()
+        try? FileManager.default.removeItem(atPath: runtime)
         try? FileManager.default.removeItem(atPath: scratch)
-    }
-
-    /// Runs `wl-paste ARGS`; its output (bytes) and exit status. Killed after `timeout` seconds.
-    func paste(_ arguments: [String], timeout: TimeInterval = 20) throws -> (status: Int32, output: [UInt8]) {
-        let out = scratch + "/paste.\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        let status = try Self.run(Self.executable("wl-paste") ?? "wl-paste", arguments, environment: toolEnvironment,
-                                  stdoutPath: out, timeout: timeout)
-        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: out))).map { [UInt8]($0) } ?? []
-        return (status, bytes)
-    }
-
-    /// Runs `wl-copy ARGS` with `input` on its standard input (it forks a server and returns).
-    func copy(_ input: [UInt8], _ arguments: [String] = []) throws {
-        let inputPath = scratch + "/copy.\(UUID().uuidString)"
-        try Data(input).write(to: URL(fileURLWithPath: inputPath))
-        defer { try? FileManager.default.removeItem(atPath: inputPath) }
-        let status = try Self.run(Self.executable("wl-copy") ?? "wl-copy", arguments, environment: toolEnvironment,
-                                  stdinPath: inputPath, timeout: 20)
-        guard status == 0 else { throw HarnessError("wl-copy exited with \(status)") }
+        if usesUser { SwayUser.release() }
     }
 
     private var toolEnvironment: [String: String] {
         ["PATH": "/usr/bin:/bin", "WAYLAND_DISPLAY": display, "XDG_RUNTIME_DIR": scratch, "HOME": scratch]
     }
 
-    @discardableResult
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                    stdinPath: String? = nil, stdoutPath: String? = nil, timeout: TimeInterval = 30) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = try stdinPath.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
-        var outHandle: FileHandle?
-        if let stdoutPath {
-            _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-            outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+    /// Runs `wl-paste ARGS`: its exit status and standard output.
+    func paste(_ arguments: [String], timeout: Duration = .seconds(10)) throws -> (status: Int32, output: [UInt8]) {
+        guard let tool = WaylandTools.wlPaste else { throw HarnessError("wl-paste is not installed") }
+        let child = try Child(tool, arguments, environment: toolEnvironment, input: nil)
+        let deadline = ContinuousClock.now + timeout
+        let output = child.readAll(until: deadline)
+        guard child.wait(timeout: ContinuousClock.now.duration(to: deadline)) else {
+            child.kill()
+            throw HarnessError("wl-paste \(arguments) did not finish in \(timeout)")
         }
-        process.standardOutput = outHandle ?? FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try? outHandle?.close()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw HarnessError("\((path as NSString).lastPathComponent) \(arguments) did not finish within \(Int(timeout)) s")
+        return (child.status, output)
+    }
+
+    /// `wl-paste --no-newline [ARGS]`: the bytes, empty when it fails (nothing offered).
+    func pasted(_ arguments: [String] = []) throws -> [UInt8] {
+        let result = try paste(["--no-newline"] + arguments)
+        return result.status == 0 ? result.output : []
+    }
+
+    /// `wl-paste --list-types [ARGS]` as a list.
+    func types(_ arguments: [String] = []) throws -> [String] {
+        let result = try paste(["--list-types"] + arguments)
+        guard result.status == 0 else { return [] }
+        return String(decoding: result.output, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// An unmanaged app copies `bytes` (`wl-copy --foreground`, which serves until replaced;
+    /// ``stop()`` ends it); returns once `wl-paste` reads them.
+    func copy(_ bytes: [UInt8], primary: Bool = false, type: String? = nil) throws {
+        guard let tool = WaylandTools.wlCopy else { throw HarnessError("wl-copy is not installed") }
+        var arguments = ["--foreground"]
+        if primary { arguments.append("--primary") }
+        if let type { arguments += ["--type", type] }
+        let child = try Child(tool, arguments, environment: toolEnvironment, input: bytes)
+        lock.withLock { copiers.append(child) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        let check = (primary ? ["--primary"] : []) + (type.map { ["--type", $0] } ?? [])
+        while ContinuousClock.now < deadline {
+            if try pasted(check) == bytes { return }
+            usleep(10_000)
         }
-        return process.terminationStatus
+        throw HarnessError("wl-copy's content never appeared")
+    }
+
+    /// Starts a tool with `WAYLAND_DISPLAY` pointing here and no `DISPLAY`.
+    func start(_ tool: String, _ arguments: [String], input: [UInt8]? = nil) throws -> Child {
+        try Child(tool, arguments, environment: toolEnvironment, input: input)
     }
 
     static func temporaryDirectory(_ prefix: String) throws -> String {
@@ -191,11 +243,21 @@ final class SwayHeadless: @unchecked Sendable {
     }
 }
 
-/// Whether `haystack` holds any `run`-byte run of `needle`.
-func sharesRun(_ haystack: [UInt8], _ needle: [UInt8], run: Int = 8) -> Bool {
-    guard needle.count >= run, haystack.count >= run else { return false }
-    var runs = Set<ArraySlice<UInt8>>()
-    for start in 0...(needle.count - run) { runs.insert(needle[start..<(start + run)]) }
-    for start in 0...(haystack.count - run) where runs.contains(haystack[start..<(start + run)]) { return true }
-    return false
+/// A managed app on the Wayland desktop: a broker whose general pasteboard is a
+/// ``WaylandPasteboard``.
+struct ManagedWaylandApp {
+    let broker: ShareBroker
+    let pasteboard: WaylandPasteboard
+    let delegate = ApplyingDelegate()
+
+    init(_ appID: String, sway: SwayHeadless, custodian: InProcessKeyCustodian, policy: PasteboardPolicy,
+         config: [String: String] = [:], transferTimeout: Duration = .seconds(5)) throws {
+        pasteboard = try WaylandPasteboard(configuration: .init(display: sway.display, transferTimeout: transferTimeout))
+        broker = ShareBroker(appID: appID, platform: Platform(
+            outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink(),
+            pasteboard: pasteboard, secureServices: custodian))
+        pasteboard.followPlaceholder(of: broker)
+        try broker.start(delegate: delegate)
+        try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: policy, config: config))
+    }
 }

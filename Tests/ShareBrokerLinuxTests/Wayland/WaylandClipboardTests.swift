@@ -4,270 +4,310 @@ import ShareBroker
 @testable import ShareBrokerLinux
 import Testing
 
-/// A managed app on a real Wayland desktop: the broker over ``WaylandPasteboard``, read and
-/// written by wl-clipboard (`wl-copy`, `wl-paste`) on a headless sway each test starts itself.
-@Suite("Wayland clipboard: end to end with sway and wl-clipboard",
-       .enabled(if: SwayHeadless.unavailableReason == nil,
-                Comment(rawValue: SwayHeadless.unavailableReason ?? "")))
+/// The Wayland clipboard adapter against a headless sway each test starts itself and the real
+/// `wl-copy` / `wl-paste` (wl-clipboard).
+@Suite("Wayland clipboard against a headless sway and wl-clipboard", .enabled(if: WaylandTools.available, WaylandTools.skipReason))
 struct WaylandClipboardTests {
-    static let secret = "the secret merger plan, Q3: buy ACME at 41"
-    static let previous = "what the clipboard held before"
-    static let placeholder = WaylandPasteboard.Configuration.defaultPlaceholder
-    static let sealedMime = "application/x-sharebroker-sealed"
-    static let textTypes = ["text/plain;charset=utf-8", "text/plain", "UTF8_STRING", "STRING", "TEXT"]
+    static let secret = "Q3 merger plan: acquire Initech for 41 million, announce on the 14th"
+    static let html = "<p><b>Q3 merger plan</b>: acquire Initech for 41 million</p>"
+    static let notes = "com.acme.notes"
+    static let viewer = "com.acme.viewer"
+    static let placeholder = Array(ServerConfigKey.defaultClipboardPlaceholder.utf8)
 
-    /// One managed app: a broker whose general pasteboard is a Wayland selection.
-    struct App {
-        let broker: ShareBroker
-        let pasteboard: WaylandPasteboard
-        let delegate = QuietDelegate()
-
-        init(_ appID: String, sway: SwayHeadless, custodian: InProcessKeyCustodian,
-             policy: PasteboardPolicy = .secureCopy, auth: AuthState = .authorized,
-             selection: WaylandPasteboard.Selection = .clipboard, transferTimeout: Duration = .seconds(5)) throws {
-            pasteboard = try WaylandPasteboard(configuration: .init(display: sway.display, selection: selection,
-                                                                    transferTimeout: transferTimeout))
-            broker = ShareBroker(appID: appID, platform: Platform(
-                outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink(),
-                pasteboard: pasteboard, secureServices: custodian))
-            try broker.start(delegate: delegate)
-            try broker.apply(PolicyUpdate(auth: auth, pasteboard: policy))
-        }
+    static func representations(_ text: String = secret, html: String = html) -> [PasteboardItem] {
+        [.text(text), PasteboardItem(type: "public.html", bytes: Array(html.utf8))]
     }
 
-    final class QuietDelegate: ShareBrokerDelegate {
-        func appConnectIsReady() {}
-        func authStateChanged(to state: AuthState, message: String) -> Acknowledgment { .applied }
+    /// Everything an unmanaged client can read of the clipboard and the primary selection.
+    static func everythingReadable(on sway: SwayHeadless) throws -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        out["clipboard"] = try sway.pasted()
+        out["clipboard types"] = Array(try sway.types().joined(separator: "\n").utf8)
+        out["clipboard text/html"] = try sway.pasted(["--type", "text/html"])
+        out["clipboard STRING"] = try sway.pasted(["--type", "STRING"])
+        out["clipboard text/plain"] = try sway.pasted(["--type", "text/plain"])
+        out["clipboard sealed"] = try sway.pasted(["--type", SealedSet.targetName])
+        out["primary"] = try sway.pasted(["--primary"])
+        out["primary types"] = Array(try sway.types(["--primary"]).joined(separator: "\n").utf8)
+        out["primary text/html"] = try sway.pasted(["--primary", "--type", "text/html"])
+        out["primary sealed"] = try sway.pasted(["--primary", "--type", SealedSet.targetName])
+        return out
     }
 
-    static func custodian(_ apps: [String] = ["com.acme.notes", "com.acme.sheets"]) throws -> InProcessKeyCustodian {
-        try InProcessKeyCustodian(entitledAppIDs: apps)
-    }
-
-    /// Sets the clipboard from outside with wl-copy and waits until the compositor shows it.
-    static func outsideCopy(_ text: String, sway: SwayHeadless, primary: Bool = false) throws {
-        try sway.copy(Array(text.utf8), primary ? ["--primary"] : [])
-        for _ in 0..<100 {
-            if try sway.paste(primary ? ["--primary", "--no-newline"] : ["--no-newline"]).output == Array(text.utf8) { return }
-            usleep(50_000)
-        }
-        throw SwayHeadless.HarnessError("wl-copy's content never appeared")
-    }
-
-    @Test("each policy: wl-paste reads the real text, the placeholder, or the previous contents",
+    @Test("each policy: wl-paste reads the clear item, the placeholder and sealed bytes, or the previous contents",
           arguments: [PasteboardPolicy.authorized, .secureCopy, .unauthorized])
     func policies(policy: PasteboardPolicy) throws {
-        let sway = try SwayHeadless.start()
+        let sway = try SwayHeadless()
         defer { sway.stop() }
-        try Self.outsideCopy(Self.previous, sway: sway)
-        let app = try App("com.acme.notes", sway: sway, custodian: Self.custodian(), policy: policy)
-        let result = try app.broker.copy(.text(Self.secret))
-        let pasted = try sway.paste(["--no-newline"]).output
-        let types = try sway.paste(["--list-types"]).output
-        let listed = String(decoding: types, as: UTF8.self).split(separator: "\n").map(String.init)
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        try sway.copy(Array("what was there before".utf8))
+        try sway.copy(Array("selected before".utf8), primary: true)
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: policy)
+        defer { app.pasteboard.close() }
+        #expect(app.pasteboard.governsPrimary, "sway offers data-control version 2 (primary selection)")
+        let result = try app.broker.copy(Self.representations())
+        let seen = try Self.everythingReadable(on: sway)
+        let types = Set(String(decoding: seen["clipboard types"] ?? [], as: UTF8.self).split(separator: "\n").map(String.init))
         switch policy {
         case .authorized:
             #expect(result.action == .writeClear)
-            #expect(pasted == Array(Self.secret.utf8))
-            #expect(Set(listed) == Set(Self.textTypes))
+            #expect(seen["clipboard"] == Array(Self.secret.utf8))
+            #expect(seen["clipboard text/html"] == Array(Self.html.utf8))
+            #expect(seen["primary"] == Array(Self.secret.utf8))
+            #expect(seen["clipboard sealed"]?.isEmpty == true)
+            #expect(types == Set(X11Pasteboard.textTargets + ["text/html"]))
         case .secureCopy:
             #expect(result.action == .writeSealed)
-            #expect(pasted == Array(Self.placeholder.utf8))
-            #expect(Set(listed) == Set([Self.sealedMime] + Self.textTypes))
-            for type in Self.textTypes {
-                #expect(try sway.paste(["--no-newline", "--type", type]).output == Array(Self.placeholder.utf8), "\(type)")
+            for key in ["clipboard", "clipboard text/html", "clipboard STRING", "clipboard text/plain", "primary", "primary text/html"] {
+                #expect(seen[key] == Self.placeholder, "\(key) must read exactly the placeholder")
             }
-            let sealed = try sway.paste(["--no-newline", "--type", Self.sealedMime]).output
-            #expect(!sealed.isEmpty)
-            #expect(!sharesRun(sealed, Array(Self.secret.utf8)))
-            // The sealed bytes are the envelope: the group's ring opens them to the secret.
-            let ring = try Self.custodianRing(app)
-            let opened = try ring.open(sealed)
-            #expect(opened.plaintext == Array(Self.secret.utf8))
-        default:
+            let own = app.pasteboard.read().items.filter { $0.type == PasteboardItem.sealedType }
+            #expect(own.count == 2)
+            #expect(seen["clipboard sealed"] == SealedSet.encode(own.map(\.bytes)), "the sealed type is exactly the sealed set")
+            #expect(seen["primary sealed"] == seen["clipboard sealed"])
+            #expect(types == Set([SealedSet.targetName, "text/html"] + X11Pasteboard.textTargets))
+            #expect(!types.contains("image/png"))
+            // The sealed set opens, with the group's keys, to exactly what was copied.
+            let ring = try custodian.keyRing(for: Self.notes)
+            let opened = try SealedSet.decode(seen["clipboard sealed"] ?? []).map { try ring.open($0) }
+            #expect(opened.map(\.itemType) == [PasteboardItem.textType, "public.html"])
+            #expect(opened.map(\.plaintext) == [Array(Self.secret.utf8), Array(Self.html.utf8)])
+        case .unauthorized:
             #expect(result.action == .blocked)
-            #expect(pasted == Array(Self.previous.utf8), "the previous owner keeps the clipboard")
-            #expect(listed.contains("text/plain"))
+            #expect(seen["clipboard"] == Array("what was there before".utf8))
+            #expect(seen["primary"] == Array("selected before".utf8))
+            #expect(!types.contains(SealedSet.targetName))
+            #expect(!app.pasteboard.ownsClipboard)
         }
-    }
-
-    static func custodianRing(_ app: App) throws -> KeyRing {
-        guard let custodian = app.broker.platform.secureServices as? InProcessKeyCustodian else {
-            throw SwayHeadless.HarnessError("not an in-process custodian")
-        }
-        return try custodian.keyRing(for: "com.acme.notes")
-    }
-
-    @Test("the primary selection is governed like the clipboard", arguments: [PasteboardPolicy.secureCopy, .unauthorized])
-    func primary(policy: PasteboardPolicy) throws {
-        let sway = try SwayHeadless.start()
-        defer { sway.stop() }
-        try Self.outsideCopy(Self.previous, sway: sway, primary: true)
-        let app = try App("com.acme.notes", sway: sway, custodian: Self.custodian(), policy: policy, selection: .primary)
-        try app.broker.copy(.text(Self.secret))
-        let pasted = try sway.paste(["--primary", "--no-newline"]).output
-        #expect(pasted == Array((policy == .secureCopy ? Self.placeholder : Self.previous).utf8))
-        let sealed = try sway.paste(["--primary", "--no-newline", "--type", Self.sealedMime])
-        if policy == .secureCopy {
-            #expect(!sharesRun(sealed.output, Array(Self.secret.utf8)))
-            #expect(!sealed.output.isEmpty)
-        }
-        #expect(try sway.paste(["--no-newline"]).output != Array(Self.secret.utf8), "the clipboard is untouched")
-    }
-
-    @Test("under SecureCopy no 8-byte run of any copied text reaches wl-paste")
-    func noPlaintextRun() async throws {
-        let sway = try SwayHeadless.start()
-        defer { sway.stop() }
-        let app = try App("com.acme.notes", sway: sway, custodian: Self.custodian(), policy: .secureCopy)
-        await propertyCheck(count: 25, input: Gen.letterOrNumber.string(of: 8...600)) { text in
-            let plaintext = Array(text.utf8)
-            guard (try? app.broker.copy(.text(text)))?.action == .writeSealed else {
-                Issue.record("the copy was not sealed")
-                return
+        if policy != .authorized {
+            for (key, bytes) in seen {
+                #expect(!bytes.containsRun(of: Array(Self.secret.utf8)), "\(key) leaks plaintext under \(policy)")
+                #expect(!bytes.containsRun(of: Array(Self.html.utf8)), "\(key) leaks HTML under \(policy)")
             }
-            for arguments in [["--no-newline"], ["--no-newline", "--type", "text/plain"], ["--no-newline", "--type", Self.sealedMime]] {
-                guard let output = try? sway.paste(arguments).output else {
-                    Issue.record("wl-paste \(arguments) failed")
-                    continue
+        }
+    }
+
+    @Test("property: no 8-byte run of a random SecureCopy text is readable by wl-paste")
+    func noPlaintextRuns() async throws {
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy,
+                                        config: [ServerConfigKey.clipboardPlaceholder: "Pasting is managed by Acme IT."])
+        defer { app.pasteboard.close() }
+        let placeholder = Array("Pasting is managed by Acme IT.".utf8)
+        await propertyCheck(count: 10, input: Gen.character(in: " "..."\u{04FF}").string(of: 8...300)) { text in
+            do {
+                let plaintext = Array(text.utf8)
+                let result = try app.broker.copy(Self.representations(text, html: "<i>\(text)</i>"))
+                #expect(result.action == .writeSealed)
+                let seen = try Self.everythingReadable(on: sway)
+                #expect(seen["clipboard"] == placeholder, "the configured placeholder")
+                #expect(seen["primary"] == placeholder, "the configured placeholder")
+                for (key, bytes) in seen {
+                    #expect(!bytes.containsRun(of: plaintext), "\(key) leaks an 8-byte run")
                 }
-                #expect(!output.isEmpty)
-                #expect(!sharesRun(output, plaintext), "plaintext run under \(arguments)")
+                #expect(app.broker.paste() == .text(text), "the owner itself still pastes its item")
+            } catch {
+                Issue.record("\(error)")
             }
         }
     }
 
-    @Test("wl-copy content pastes into a managed app in the clear, whatever its copy policy")
-    func outsideContentPastes() throws {
-        let sway = try SwayHeadless.start()
+    @Test("a second managed app pastes a SecureCopy item; a retired or unregistered app does not; the retired owner lets go")
+    func secondApp() throws {
+        let sway = try SwayHeadless()
         defer { sway.stop() }
-        let app = try App("com.acme.notes", sway: sway, custodian: Self.custodian(), policy: .secureCopy)
-        try Self.outsideCopy("public lunch menu", sway: sway)
-        #expect(app.broker.paste() == .text("public lunch menu"))
-        try sway.copy(Array("<b>bold</b>".utf8), ["--type", "text/html"])
-        for _ in 0..<100 where app.broker.paste()?.type != "public.html" { usleep(50_000) }
-        #expect(app.broker.paste() == PasteboardItem(type: "public.html", bytes: Array("<b>bold</b>".utf8)))
-    }
-
-    @Test("a second managed app pastes a SecureCopy item; an unregistered or retired one does not")
-    func secondManagedApp() throws {
-        let sway = try SwayHeadless.start()
-        defer { sway.stop() }
-        let custodian = try Self.custodian()
-        let notes = try App("com.acme.notes", sway: sway, custodian: custodian)
-        let sheets = try App("com.acme.sheets", sway: sway, custodian: custodian)
-        let stranger = try App("com.other.app", sway: sway, custodian: custodian)
-        #expect(try notes.broker.copy(.text(Self.secret)).action == .writeSealed)
-        #expect(sheets.broker.paste() == .text(Self.secret))
-        #expect(stranger.broker.paste() == nil, "an app without the group keys reads nothing")
-        #expect(notes.broker.paste() == .text(Self.secret))
-        // Retire: the selection this app still owns is released.
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
+        let notes = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        let viewer = try ManagedWaylandApp(Self.viewer, sway: sway, custodian: custodian, policy: .authorized)
+        let stranger = try ManagedWaylandApp("com.example.stranger", sway: sway, custodian: custodian, policy: .authorized)
+        defer { [notes, viewer, stranger].forEach { $0.pasteboard.close() } }
+        #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
+        #expect(viewer.broker.paste() == .text(Self.secret), "an entitled app opens the sealed set")
+        let placeholder = PasteboardItem.text(ServerConfigKey.defaultClipboardPlaceholder)
+        #expect(stranger.broker.paste() == placeholder, "an app the custodian does not entitle pastes the placeholder, as unmanaged apps do")
+        try viewer.broker.apply(PolicyUpdate(auth: .retired))
+        #expect(viewer.broker.paste() == placeholder, "a retired app pastes the placeholder, not the item")
+        // Only the sealed representations: nothing opens without the keys.
+        let sealedOnly = try viewer.pasteboard.readSelection().filter { $0.type == PasteboardItem.sealedType }
+        #expect(sealedOnly.count == 2)
+        #expect(PasteboardReader.readable(sealedOnly, keyRing: nil) == nil)
+        #expect(try viewer.pasteboard.readSelection(.primary).filter { $0.type == PasteboardItem.sealedType } == sealedOnly,
+                "the primary selection carries the same sealed set")
+        // The owner is retired: it releases the selections it still owns.
         try notes.broker.apply(PolicyUpdate(auth: .retired))
-        #expect(notes.broker.paste() == nil)
-        let after = try sway.paste(["--no-newline"])
-        #expect(after.output.isEmpty, "nothing stays on the clipboard after retire")
-        #expect(sheets.broker.paste() == nil)
+        #expect(!notes.pasteboard.ownsClipboard)
+        #expect(try sway.types().isEmpty, "nobody offers the clipboard after the retire")
+        #expect(try sway.types(["--primary"]).isEmpty, "nor the primary selection")
     }
 
-    @Test("retire leaves a clipboard someone else set since alone")
-    func retireLeavesOthers() throws {
-        let sway = try SwayHeadless.start()
+    @Test("retire leaves alone a clipboard another app copied to since")
+    func retireAfterOtherCopy() throws {
+        let sway = try SwayHeadless()
         defer { sway.stop() }
-        let app = try App("com.acme.notes", sway: sway, custodian: Self.custodian())
-        try app.broker.copy(.text(Self.secret))
-        try Self.outsideCopy("newer, from another app", sway: sway)
-        try app.broker.apply(PolicyUpdate(auth: .retired))
-        #expect(try sway.paste(["--no-newline"]).output == Array("newer, from another app".utf8))
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let notes = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        defer { notes.pasteboard.close() }
+        #expect(try notes.broker.copy(.text(Self.secret)).action == .writeSealed)
+        try sway.copy(Array("someone else's text".utf8))
+        #expect(!notes.pasteboard.ownsClipboard)
+        try notes.broker.apply(PolicyUpdate(auth: .retired))
+        #expect(try sway.pasted() == Array("someone else's text".utf8))
     }
 
-    @Test("secure services down: the copy fails and the clipboard keeps its owner and contents")
+    @Test("wl-copy content pastes into a managed app in the clear")
+    func pasteFromUnmanaged() throws {
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        defer { app.pasteboard.close() }
+        try sway.copy(Array("public lunch menu: soup".utf8))
+        #expect(app.broker.paste() == .text("public lunch menu: soup"))
+        #expect(try app.pasteboard.readSelection() == [.text("public lunch menu: soup")])
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
+        try sway.copy(png, type: "image/png")
+        #expect(app.broker.paste() == PasteboardItem(type: "public.png", bytes: png))
+        try sway.copy(Array("middle click".utf8), primary: true)
+        #expect(try app.pasteboard.readSelection(.primary) == [.text("middle click")])
+    }
+
+    @Test("16 MiB round-trips to wl-paste in the clear and sealed to a second managed app")
+    func largeItems() throws {
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
+        let big = randomBytes(16 << 20)
+        let item = PasteboardItem(type: PasteboardItem.textType, bytes: big)
+        let clear = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .authorized)
+        #expect(try clear.broker.copy(item).action == .writeClear)
+        #expect(try sway.paste(["--no-newline", "--type", "text/plain"], timeout: .seconds(20)).output == big, "wl-paste reads 16 MiB")
+        clear.pasteboard.close()
+        let sealed = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        let viewer = try ManagedWaylandApp(Self.viewer, sway: sway, custodian: custodian, policy: .authorized)
+        defer { [sealed, viewer].forEach { $0.pasteboard.close() } }
+        #expect(try sealed.broker.copy(item).action == .writeSealed)
+        #expect(viewer.broker.paste() == item, "16 MiB sealed, through a pipe, opened by the second app")
+    }
+
+    @Test("a reader that stops reading mid-transfer does not hang the owner")
+    func stalledReader() throws {
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .authorized,
+                                        transferTimeout: .milliseconds(700))
+        defer { app.pasteboard.close() }
+        let big = [UInt8](repeating: UInt8(ascii: "z"), count: 16 << 20)
+        #expect(try app.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeClear)
+        // wl-paste starts reading, then stops (its own output is never read, and it is stopped).
+        guard let wlPaste = WaylandTools.wlPaste else { return }
+        let stalled = try sway.start(wlPaste, ["--no-newline", "--type", "text/plain"])
+        defer { stalled.kill() }
+        let started = ContinuousClock.now
+        while app.pasteboard.activeTransfers == 0 && ContinuousClock.now - started < .seconds(5) { usleep(1_000) }
+        stalled.signal(SIGSTOP)
+        #expect(app.pasteboard.activeTransfers == 1, "the transfer started")
+        // The owner keeps serving others and keeps copying meanwhile.
+        let start = ContinuousClock.now
+        #expect(try !sway.types().isEmpty)
+        #expect(try app.broker.copy(.text("next item")).action == .writeClear)
+        #expect(try sway.pasted() == Array("next item".utf8))
+        #expect(ContinuousClock.now - start < .seconds(3))
+        // And drops the stalled transfer after its timeout.
+        let waitStart = ContinuousClock.now
+        while app.pasteboard.activeTransfers > 0 && ContinuousClock.now - waitStart < .seconds(5) { usleep(10_000) }
+        #expect(app.pasteboard.activeTransfers == 0, "the stalled transfer was dropped")
+    }
+
+    @Test("secure services down: the copy fails and the clipboard keeps its previous owner and contents")
     func servicesDown() throws {
-        let sway = try SwayHeadless.start()
+        let sway = try SwayHeadless()
         defer { sway.stop() }
-        try Self.outsideCopy(Self.previous, sway: sway)
-        let custodian = try Self.custodian()
-        let app = try App("com.acme.notes", sway: sway, custodian: custodian)
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        defer { app.pasteboard.close() }
+        try sway.copy(Array("what was there before".utf8))
+        try sway.copy(Array("selected before".utf8), primary: true)
+        let typesBefore = try sway.types()
         custodian.setAvailability(.unavailable)
         try app.broker.setSecureServices(.unavailable)
-        #expect(try app.broker.copy(.text(Self.secret)).action == .blocked)
-        #expect(try sway.paste(["--no-newline"]).output == Array(Self.previous.utf8))
-        #expect(Set(String(decoding: try sway.paste(["--list-types"]).output, as: UTF8.self).split(separator: "\n").map(String.init))
-                    .isDisjoint(with: [Self.sealedMime]))
+        let result = try app.broker.copy(Self.representations())
+        #expect(result.action == .blocked)
+        #expect(!app.pasteboard.ownsClipboard)
+        #expect(try sway.pasted() == Array("what was there before".utf8))
+        #expect(try sway.types() == typesBefore, "still wl-copy's offer")
+        #expect(try sway.pasted(["--primary"]) == Array("selected before".utf8))
     }
 
-    @Test("16 MiB items round-trip: in the clear to wl-paste, sealed to a second managed app")
-    func largeItems() throws {
-        let sway = try SwayHeadless.start()
-        defer { sway.stop() }
-        var generator = SystemRandomNumberGenerator()
-        let big = (0..<(16 << 20)).map { _ in UInt8.random(in: 0x20...0x7e, using: &generator) }
-        let custodian = try Self.custodian()
-        let clear = try App("com.acme.notes", sway: sway, custodian: custodian, policy: .authorized)
-        #expect(try clear.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeClear)
-        let pasted = try sway.paste(["--no-newline", "--type", "text/plain"])
-        #expect(pasted.output.count == big.count)
-        #expect(pasted.output == big)
-        try clear.broker.apply(PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
-        let reader = try App("com.acme.sheets", sway: sway, custodian: custodian)
-        #expect(try clear.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeSealed)
-        #expect(reader.broker.paste()?.bytes == big)
-        #expect(try sway.paste(["--no-newline"]).output == Array(Self.placeholder.utf8))
-    }
-
-    @Test("a reader that stops reading does not hang the owner, and is dropped after the timeout")
-    func stalledReader() throws {
-        let sway = try SwayHeadless.start()
-        defer { sway.stop() }
-        let custodian = try Self.custodian()
-        let owner = try App("com.acme.notes", sway: sway, custodian: custodian, policy: .authorized,
-                            transferTimeout: .milliseconds(500))
-        let big = [UInt8](repeating: 0x61, count: 4 << 20)
-        try owner.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: big))
-        // A reader that asks for the data and never reads: it holds the pipe's read end.
-        let stalled = try WaylandPasteboard(configuration: .init(display: sway.display))
-        let reading: WaylandConnection.Reading = try stalledReading(stalled)
-        guard case .transfers(let pipes) = reading, let pipe = pipes.first else {
-            Issue.record("no transfer started")
-            return
-        }
-        // Meanwhile the owner copies again, promptly, and other readers are served.
-        let clock = ContinuousClock()
-        let elapsed = try clock.measure {
-            try owner.broker.copy(.text("next"))
-        }
-        #expect(elapsed < .seconds(2))
-        #expect(try sway.paste(["--no-newline"]).output == Array("next".utf8))
-        // The stalled transfer was abandoned: the pipe ends early (EOF after what fit in it).
-        usleep(1_500_000)
-        let result = readAllAndClose(pipe.fd, limit: big.count + 1, idleTimeout: .seconds(2))
-        guard case .complete(let got) = result else {
-            Issue.record("the stalled transfer was not closed by the owner: \(result)")
-            return
-        }
-        #expect(got.count < big.count, "the owner gave up instead of waiting for the reader")
-    }
-
-    private func stalledReading(_ pasteboard: WaylandPasteboard) throws -> WaylandConnection.Reading {
-        try pasteboard.connectionForTests.perform("read", timeout: .seconds(5)) { connection, completion in
-            connection.startReading(completion: completion)
-        }
-    }
-
-    @Test("the owner closes: the selection is gone from the clipboard")
+    @Test("the owner exits: without a clipboard manager the item is gone, and nothing plaintext was left")
     func ownerExits() throws {
-        let sway = try SwayHeadless.start()
+        let sway = try SwayHeadless()
         defer { sway.stop() }
-        var app: App? = try App("com.acme.notes", sway: sway, custodian: Self.custodian())
-        try app?.broker.copy(.text(Self.secret))
-        #expect(try sway.paste(["--no-newline"]).output == Array(Self.placeholder.utf8))
-        app?.pasteboard.close()
-        app = nil
-        var output: [UInt8] = [0]
-        for _ in 0..<50 {
-            output = try sway.paste(["--no-newline"]).output
-            if output.isEmpty { break }
-            usleep(50_000)
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        #expect(try app.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try sway.pasted() == Self.placeholder)
+        app.pasteboard.close()
+        var types = ["?"]
+        let deadline = ContinuousClock.now + .seconds(3)
+        while !types.isEmpty && ContinuousClock.now < deadline {
+            types = try sway.types()
+            if !types.isEmpty { usleep(20_000) }
         }
-        #expect(output.isEmpty)
+        #expect(types.isEmpty, "the compositor dropped the selection with its client")
+        #expect(try sway.types(["--primary"]).isEmpty)
+        #expect(app.pasteboard.write([.text("late")]) == app.pasteboard.read().changeCount)
+        #expect(app.pasteboard.lastWriteError == .closed, "a closed pasteboard refuses writes, saying why")
+    }
+}
+
+func randomBytes(_ count: Int) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        var done = 0
+        let fd = open("/dev/urandom", O_RDONLY)
+        while fd >= 0, done < buffer.count, let base = buffer.baseAddress {
+            let n = read(fd, base + done, buffer.count - done)
+            if n <= 0 { break }
+            done += n
+        }
+        if fd >= 0 { close(fd) }
+        initialized = done
+    }
+}
+
+/// `sharebroker copy|paste --pasteboard wayland` (unmanaged: no agent) against a headless sway.
+@Suite("sharebroker copy and paste on Wayland", .enabled(if: WaylandTools.available, WaylandTools.skipReason),
+       .enabled(if: sharebrokerTool != nil, "build the sharebroker product before swift test"))
+struct WaylandCommandLineTests {
+    @Test("copy serves the Wayland clipboard until another app copies; paste reads wl-copy's text; the default follows WAYLAND_DISPLAY")
+    func copyAndPaste() throws {
+        guard let tool = sharebrokerTool else { return }
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        // WAYLAND_DISPLAY set and DISPLAY not: the default is wayland.
+        let copier = try sway.start(tool, ["copy", "--unmanaged"], input: Array("from the command line".utf8))
+        defer { copier.kill() }
+        var seen: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            seen = try sway.pasted()
+            if !seen.isEmpty { break }
+            usleep(20_000)
+        }
+        #expect(seen == Array("from the command line".utf8))
+        #expect(try sway.pasted(["--primary"]) == Array("from the command line".utf8))
+        #expect(!copier.wait(timeout: .milliseconds(100)), "the copier keeps serving while it owns the clipboard")
+        try sway.copy(Array("from wl-copy".utf8))
+        #expect(copier.wait(timeout: .seconds(3)), "the copier exits once another app copied")
+        #expect(copier.status == 0)
+        let paste = try sway.start(tool, ["paste", "--unmanaged", "--pasteboard", "wayland"])
+        let output = paste.readAll(until: .now + .seconds(5))
+        #expect(paste.wait(timeout: .seconds(5)) && paste.status == 0)
+        #expect(output == Array("from wl-copy".utf8))
+        let broken = try Child(tool, ["paste", "--unmanaged", "--pasteboard", "wayland"],
+                               environment: ["PATH": "/usr/bin:/bin", "WAYLAND_DISPLAY": "/nonexistent/wayland-0"], input: nil)
+        #expect(broken.wait(timeout: .seconds(5)) && broken.status == 74, "no compositor: a setup failure (EX_IOERR), not a crash")
     }
 }
