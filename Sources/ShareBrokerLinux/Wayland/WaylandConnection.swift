@@ -453,8 +453,13 @@ final class WaylandConnection: @unchecked Sendable {
     }
 
     private func markLost(_ error: WaylandPasteboardError) {
+        // The compositor drops a lost client's selections: nothing is owned any more.
         shared.withLock { shared in
             if shared.lost == nil { shared.lost = error }
+            if shared.ownOffer != nil {
+                shared.ownOffer = nil
+                shared.changeCount += 1
+            }
         }
         let pending = callbacks
         callbacks = [:]

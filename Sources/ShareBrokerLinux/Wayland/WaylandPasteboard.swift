@@ -61,7 +61,8 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
 ///   ``Configuration/transferTimeout`` without progress: a reader that stops reading is
 ///   dropped, never waited for. At most ``Configuration/maxConcurrentTransfers`` at once.
 /// * **Paste** (``read()``) lists the offered types and reads the sealed set and the best text
-///   type together; a sealed set reads as its sealed items followed by the clear text (the
+///   type, each bounded by ``Configuration/maxReadSize``, ``Configuration/readTimeout`` without
+///   progress and ``Configuration/maxReadDuration`` in all; a sealed set reads as its sealed items followed by the clear text (the
 ///   placeholder), so the broker opens it if this app may and otherwise pastes what any other
 ///   app would; without a sealed set, the text, else `text/html`, `image/png` or `image/jpeg`.
 ///   While this app owns the clipboard it reads its own offer without a round trip.
@@ -91,8 +92,13 @@ public final class WaylandPasteboard: Pasteboard {
         public var primary: Bool
         /// How long a request may wait for the compositor.
         public var requestTimeout: Duration
-        /// How long a transfer (serving or reading) may wait for the other side to make progress.
+        /// How long serving a reader may wait for it to make progress before it is dropped.
         public var transferTimeout: Duration
+        /// How long a paste may wait for the owner to make progress.
+        public var readTimeout: Duration
+        /// How long a whole paste may take (a hostile owner trickling bytes cannot hold the app
+        /// longer).
+        public var maxReadDuration: Duration
         /// The most readers served at the same time; a reader beyond that gets no data.
         public var maxConcurrentTransfers: Int
         /// The largest representation a paste reads; a larger one reads as absent.
@@ -101,11 +107,14 @@ public final class WaylandPasteboard: Pasteboard {
         /// Creates a configuration.
         public init(display: String? = nil, primary: Bool = true,
                     requestTimeout: Duration = .seconds(5), transferTimeout: Duration = .seconds(5),
+                    readTimeout: Duration = .seconds(2), maxReadDuration: Duration = .seconds(20),
                     maxConcurrentTransfers: Int = 16, maxReadSize: Int = SealedSet.maxSize) {
             self.display = display
             self.primary = primary
             self.requestTimeout = requestTimeout
             self.transferTimeout = transferTimeout
+            self.readTimeout = readTimeout
+            self.maxReadDuration = maxReadDuration
             self.maxConcurrentTransfers = max(1, maxConcurrentTransfers)
             self.maxReadSize = maxReadSize
         }
@@ -194,9 +203,12 @@ public final class WaylandPasteboard: Pasteboard {
             connection.startReading(selection, completion: completion)
         }
         var read: [(mimeType: String, bytes: [UInt8])] = []
-        // Every pipe is open before the first is read: the owner serves each on its own thread.
+        let deadline = ContinuousClock.now + configuration.maxReadDuration
+        // Every pipe was asked for before the first is read (a well-behaved owner serves them
+        // in parallel, as this adapter does); each read is bounded in time and size.
         for pipe in pipes {
-            let result = readAllAndClose(pipe.fd, limit: configuration.maxReadSize, idleTimeout: configuration.transferTimeout)
+            let result = readAllAndClose(pipe.fd, limit: configuration.maxReadSize, idleTimeout: configuration.readTimeout,
+                                         deadline: deadline)
             if case .complete(let bytes) = result { read.append((pipe.mimeType, bytes)) }
         }
         return WaylandRepresentations.items(from: read)

@@ -133,9 +133,9 @@ enum TransferRead: Equatable {
     case failed(Int32)
 }
 
-/// Reads `fd` to end of file, waiting at most `idleTimeout` for each next byte and taking at most
-/// `limit` bytes, then closes `fd`.
-func readAllAndClose(_ fd: Int32, limit: Int, idleTimeout: Duration) -> TransferRead {
+/// Reads `fd` to end of file, waiting at most `idleTimeout` for each next byte, finishing by
+/// `deadline` (if any) and taking at most `limit` bytes, then closes `fd`.
+func readAllAndClose(_ fd: Int32, limit: Int, idleTimeout: Duration, deadline: ContinuousClock.Instant? = nil) -> TransferRead {
     defer { close(fd) }
     guard setNonBlocking(fd) else { return .failed(errno) }
     var out: [UInt8] = []
@@ -150,8 +150,14 @@ func readAllAndClose(_ fd: Int32, limit: Int, idleTimeout: Duration) -> Transfer
         if n == 0 { return .complete(out) }
         if errno == EINTR { continue }
         guard errno == EAGAIN || errno == EWOULDBLOCK else { return .failed(errno) }
+        var wait = idleTimeout
+        if let deadline {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return .timedOut }
+            wait = min(wait, left)
+        }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, idleTimeout.pollMilliseconds)
+        let ready = poll(&pfd, 1, wait.pollMilliseconds)
         if ready < 0 && errno == EINTR { continue }
         if ready == 0 { return .timedOut }
         if ready < 0 { return .failed(errno) }

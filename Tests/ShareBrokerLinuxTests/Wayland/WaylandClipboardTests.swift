@@ -261,6 +261,57 @@ struct WaylandClipboardTests {
         #expect(app.pasteboard.write([.text("late")]) == app.pasteboard.read().changeCount)
         #expect(app.pasteboard.lastWriteError == .closed, "a closed pasteboard refuses writes, saying why")
     }
+
+    @Test("a hostile owner: a forged or broken sealed set pastes nothing; an owner that never writes does not hang the paste")
+    func hostileOwner() throws {
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .authorized)
+        defer { app.pasteboard.close() }
+        // A well-formed set whose envelope was sealed under a key the group does not hold.
+        let foreign = try KeyRing.generate().seal(Array("planted".utf8), itemType: PasteboardItem.textType)
+        try sway.copy(SealedSet.encode([foreign]), type: SealedSet.targetName)
+        #expect(try app.pasteboard.readSelection().count == 1, "the forged set decodes to one envelope")
+        #expect(app.broker.paste() == nil, "and does not open")
+        try sway.copy(Array(SealedSet.encode([foreign]).dropLast()), type: SealedSet.targetName)
+        #expect(try app.pasteboard.readSelection().isEmpty, "a truncated set is not read")
+        #expect(app.broker.paste() == nil)
+        // An owner that takes the clipboard and then never answers (wl-copy, stopped).
+        guard let wlCopy = WaylandTools.wlCopy else { return }
+        let stopped = try sway.start(wlCopy, ["--foreground"], input: Array("stuck".utf8))
+        defer { stopped.kill() }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, try sway.pasted() != Array("stuck".utf8) { usleep(10_000) }
+        stopped.signal(SIGSTOP)
+        let reader = try WaylandPasteboard(configuration: .init(display: sway.display, readTimeout: .milliseconds(300)))
+        defer { reader.close() }
+        let start = ContinuousClock.now
+        #expect(reader.read().items.isEmpty, "nothing arrives from a stopped owner")
+        #expect(ContinuousClock.now - start < .seconds(2), "the paste gave up after its read timeout")
+        stopped.signal(SIGCONT)
+    }
+
+    @Test("the compositor goes away: writes fail saying why, reads are empty, nothing crashes")
+    func compositorGone() throws {
+        let sway = try SwayHeadless()
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
+        let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .authorized)
+        defer { app.pasteboard.close() }
+        #expect(try app.broker.copy(.text("before")).action == .writeClear)
+        sway.stop()
+        let deadline = ContinuousClock.now + .seconds(3)
+        while app.pasteboard.lastWriteError == nil && ContinuousClock.now < deadline {
+            _ = app.pasteboard.write([.text("after")])
+            usleep(20_000)
+        }
+        guard case .connectionLost = app.pasteboard.lastWriteError else {
+            Issue.record("expected connectionLost, got \(String(describing: app.pasteboard.lastWriteError))")
+            return
+        }
+        #expect(app.pasteboard.read().items.isEmpty)
+        #expect(!app.pasteboard.ownsClipboard)
+    }
 }
 
 func randomBytes(_ count: Int) -> [UInt8] {
