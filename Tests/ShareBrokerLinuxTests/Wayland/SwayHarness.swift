@@ -220,13 +220,17 @@ final class SwayHeadless: @unchecked Sendable {
         if let type { arguments += ["--type", type] }
         let child = try Child(tool, arguments, environment: toolEnvironment, input: bytes)
         lock.withLock { copiers.append(child) }
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(10)
         let check = (primary ? ["--primary"] : []) + (type.map { ["--type", $0] } ?? [])
+        var last: (status: Int32, output: [UInt8]) = (-1, [])
         while ContinuousClock.now < deadline {
-            if try pasted(check) == bytes { return }
+            last = try paste(["--no-newline"] + check)
+            if last.status == 0 && last.output == bytes { return }
             usleep(10_000)
         }
-        throw HarnessError("wl-copy's content never appeared")
+        let exited = child.wait(timeout: .zero)
+        throw HarnessError("wl-copy \(arguments)'s content never appeared (wl-paste \(check): status \(last.status), "
+                           + "\(last.output.count) bytes; wl-copy \(exited ? "exited with \(child.status)" : "still runs"))")
     }
 
     /// Starts a tool with `WAYLAND_DISPLAY` pointing here and no `DISPLAY`.

@@ -6,7 +6,7 @@ import Testing
 
 /// The Wayland clipboard adapter against a headless sway each test starts itself and the real
 /// `wl-copy` / `wl-paste` (wl-clipboard).
-@Suite("Wayland clipboard against a headless sway and wl-clipboard", .enabled(if: WaylandTools.available, WaylandTools.skipReason))
+@Suite("Wayland clipboard against a headless sway and wl-clipboard", .serialized, .enabled(if: WaylandTools.available, WaylandTools.skipReason))
 struct WaylandClipboardTests {
     static let secret = "Q3 merger plan: acquire Initech for 41 million, announce on the 14th"
     static let html = "<p><b>Q3 merger plan</b>: acquire Initech for 41 million</p>"
