@@ -185,7 +185,9 @@ public final class WaylandPasteboard: Pasteboard {
     /// Sets the clipboard (and the primary selection) to `items` as described above (empty
     /// `items`: releases what this pasteboard owns), returning the new change count once the
     /// compositor has processed it.
-    /// - Throws: ``WaylandPasteboardError``; the selections are then unchanged by this call.
+    /// - Throws: ``WaylandPasteboardError``; the selections are then unchanged by this call,
+    ///   except after ``WaylandPasteboardError/timedOut(operation:)``: a compositor that answers
+    ///   late may still carry the request out.
     @discardableResult
     public func setSelection(_ items: [PasteboardItem]) throws(WaylandPasteboardError) -> Int {
         let offers = items.isEmpty ? [] : try WaylandRepresentations.offers(for: items, placeholder: placeholder)
