@@ -42,6 +42,7 @@ enum SwayUser {
     static func acquire() throws -> (uid: uid_t, gid: gid_t) {
         try state.withLock { state throws -> (uid: uid_t, gid: gid_t) in
             if state.users == 0 {
+                removeStaleUsers()
                 let name = "sbwl-\(getpid())"
                 if getpwnam(name) == nil {
                     let status = try X11Tools.runQuietly(WaylandTools.useradd ?? "useradd",
@@ -56,6 +57,20 @@ enum SwayUser {
             state.users += 1
             return (state.uid, state.gid)
         }
+    }
+
+    /// Deletes the users of earlier test processes that ended without deleting theirs (a crash):
+    /// `sbwl-PID` where no process PID runs.
+    private static func removeStaleUsers() {
+        var stale: [String] = []
+        setpwent()
+        while let entry = getpwent() {
+            let name = String(cString: entry.pointee.pw_name)
+            guard name.hasPrefix("sbwl-"), let pid = pid_t(name.dropFirst(5)), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { stale.append(name) }
+        }
+        endpwent()
+        for name in stale { _ = try? X11Tools.runQuietly(WaylandTools.userdel ?? "userdel", [name]) }
     }
 
     static func release() {
