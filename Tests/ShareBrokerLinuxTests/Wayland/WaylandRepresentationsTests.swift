@@ -1,3 +1,4 @@
+import Glibc
 import ShareBroker
 @testable import ShareBrokerLinux
 import Testing
@@ -61,5 +62,55 @@ struct WaylandRepresentationsTests {
         #expect(throws: WaylandPasteboardError.self) {
             _ = try WaylandPasteboard(configuration: .init(display: "/nonexistent/wayland-sharebroker-test"))
         }
+    }
+}
+
+/// The pipe transfers both directions use, without a compositor.
+@Suite("Wayland pipe transfers: bounded in size and time, a vanished reader ends the serving")
+struct WaylandTransferTests {
+    static func pipePair() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw HarnessError("pipe failed") }
+        return (fds[0], fds[1])
+    }
+
+    @Test("a reader that closes its end ends the serving at once (EPIPE, no SIGPIPE)")
+    func vanishedReader() async throws {
+        let (readEnd, writeEnd) = try Self.pipePair()
+        close(readEnd)
+        let served = await withCheckedContinuation { continuation in
+            _ = startDetachedThread {
+                continuation.resume(returning: serveAndClose(writeEnd, [UInt8](repeating: 1, count: 1 << 20), idleTimeout: .seconds(5)))
+            }
+        }
+        #expect(!served)
+    }
+
+    @Test("a reader that stops reading is dropped after the idle timeout")
+    func stalledReader() throws {
+        let (readEnd, writeEnd) = try Self.pipePair()
+        defer { close(readEnd) }
+        let start = ContinuousClock.now
+        #expect(!serveAndClose(writeEnd, [UInt8](repeating: 1, count: 1 << 20), idleTimeout: .milliseconds(200)))
+        #expect(ContinuousClock.now - start < .seconds(3))
+    }
+
+    @Test("reading stops at the size limit, the idle timeout and the deadline")
+    func boundedRead() throws {
+        var (readEnd, writeEnd) = try Self.pipePair()
+        #expect(write(writeEnd, [UInt8](repeating: 7, count: 100), 100) == 100)
+        close(writeEnd)
+        #expect(readAllAndClose(readEnd, limit: 99, idleTimeout: .seconds(1)) == .tooLarge)
+
+        (readEnd, writeEnd) = try Self.pipePair()
+        #expect(write(writeEnd, [UInt8](repeating: 7, count: 100), 100) == 100)
+        close(writeEnd)
+        #expect(readAllAndClose(readEnd, limit: 100, idleTimeout: .seconds(1)) == .complete([UInt8](repeating: 7, count: 100)))
+
+        (readEnd, writeEnd) = try Self.pipePair()
+        defer { close(writeEnd) }
+        let start = ContinuousClock.now
+        #expect(readAllAndClose(readEnd, limit: 100, idleTimeout: .seconds(5), deadline: .now + .milliseconds(200)) == .timedOut)
+        #expect(ContinuousClock.now - start < .seconds(3), "the deadline wins over the idle timeout")
     }
 }
