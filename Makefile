@@ -17,11 +17,14 @@ FUZZ_TARGETS = \
 	FuzzSecureFile \
 	FuzzSealedSet
 
-.PHONY: deps demo test build bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean
+.PHONY: deps demo test build bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing; libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
 # for its end-to-end tests (they skip, saying so, without them).
 DEPS_PACKAGES = libsodium-dev pkg-config libxcb1-dev libxcb-xfixes0-dev xvfb xclip xsel
+# libwayland-client and wayland-scanner for the Wayland clipboard adapter; sway and wl-clipboard
+# for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian).
+WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium xcb xcb-xfixes \
@@ -37,6 +40,24 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info; \
 	fi
+	@# The Wayland clipboard adapter (Sources/ShareBrokerLinux/Wayland): libwayland-client; its
+	@# end-to-end tests run a headless sway (as a user they create: useradd, setpriv) and
+	@# wl-clipboard; wayland-scanner (libwayland-bin) regenerates the committed protocol glue.
+	@if ! pkg-config --exists wayland-client || ! command -v wayland-scanner >/dev/null 2>&1 \
+		|| ! command -v sway >/dev/null 2>&1 || ! command -v wl-copy >/dev/null 2>&1 \
+		|| ! command -v wl-paste >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1; then \
+		echo "installing $(WAYLAND_PACKAGES) with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(WAYLAND_PACKAGES); \
+	fi
+
+# The wlr data-control client glue, generated from the committed protocol XML
+# (Sources/CWaylandDataControl/README.md); run after changing the XML, and commit the result.
+WDC = Sources/CWaylandDataControl
+wayland-protocol: deps
+	wayland-scanner client-header $(WDC)/protocol/wlr-data-control-unstable-v1.xml \
+		$(WDC)/include/wlr-data-control-unstable-v1-client-protocol.h
+	wayland-scanner private-code $(WDC)/protocol/wlr-data-control-unstable-v1.xml \
+		$(WDC)/wlr-data-control-unstable-v1-protocol.c
 
 build: deps
 	$(SWIFT) build

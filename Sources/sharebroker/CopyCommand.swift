@@ -14,7 +14,8 @@ struct CopyCommand: ParsableCommand {
         discussion: """
             Prints one line: `copied sealed CHANGE`, `copied clear CHANGE`, or `blocked RULE` (nothing \
             written). With --pasteboard x11 the item is served by this process: it is handed to a \
-            running clipboard manager (SAVE_TARGETS), or else served until another app copies. Exit status: 0 copied, 3 blocked, 69 agent unavailable, 77 not a registered app \
+            running clipboard manager (SAVE_TARGETS), or else served until another app copies; with \
+            --pasteboard wayland it is served until another app copies. Exit status: 0 copied, 3 blocked, 69 agent unavailable, 77 not a registered app \
             (nothing written in both cases), 74 the pasteboard could not be written, 75 the agent did not \
             confirm the audit record of a blocked copy.
             """)

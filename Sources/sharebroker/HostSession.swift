@@ -39,7 +39,8 @@ struct HostOptions: ParsableArguments {
 enum PasteboardKind: String, CaseIterable {
     /// The X11 CLIPBOARD and PRIMARY selections (`ShareBrokerLinux.X11Pasteboard`).
     case x11
-    /// The Wayland clipboard through a data-control protocol.
+    /// The Wayland clipboard and primary selection through wlr data-control
+    /// (`ShareBrokerLinux.WaylandPasteboard`).
     case wayland
     /// The file only ShareBroker's own processes read (`FilePasteboard`), the headless default.
     case file
@@ -68,12 +69,15 @@ final class HostPasteboard: @unchecked Sendable {
     let pasteboard: any Pasteboard
     let file: FilePasteboard?
     let x11: X11Pasteboard?
+    let wayland: WaylandPasteboard?
 
-    private init(kind: PasteboardKind, pasteboard: any Pasteboard, file: FilePasteboard? = nil, x11: X11Pasteboard? = nil) {
+    private init(kind: PasteboardKind, pasteboard: any Pasteboard, file: FilePasteboard? = nil, x11: X11Pasteboard? = nil,
+                 wayland: WaylandPasteboard? = nil) {
         self.kind = kind
         self.pasteboard = pasteboard
         self.file = file
         self.x11 = x11
+        self.wayland = wayland
     }
 
     /// Opens the pasteboard the options choose.
@@ -99,13 +103,33 @@ final class HostPasteboard: @unchecked Sendable {
                 return .failure(.setup(error.description))
             }
         case .wayland:
-            return .failure(.setup("the Wayland clipboard adapter is not part of this build; use --pasteboard x11 or --pasteboard file"))
+            do {
+                let wayland = try WaylandPasteboard()
+                return .success(HostPasteboard(kind: .wayland, pasteboard: wayland, wayland: wayland))
+            } catch {
+                return .failure(.setup(error.description))
+            }
         }
     }
 
+    /// Follows `broker`'s app config for the placeholder a desktop clipboard offers.
+    func followPlaceholder(of broker: ShareBroker) {
+        x11?.followPlaceholder(of: broker)
+        wayland?.followPlaceholder(of: broker)
+    }
+
     /// After a copy: a desktop clipboard is served by the copying process, so on X11 this hands
-    /// the item to a running clipboard manager, or else serves it until another app copies.
+    /// the item to a running clipboard manager, or else serves it until another app copies; on
+    /// Wayland it serves it until another app copies.
     func holdAfterCopy() {
+        if let wayland {
+            // Wayland has no clipboard-manager hand-off: the compositor drops a selection whose
+            // client is gone, so this process serves it (as wl-copy does) until it is replaced.
+            HostIO.error("sharebroker: serving the Wayland clipboard until another app copies")
+            while wayland.ownsClipboard { usleep(50_000) }
+            wayland.close()
+            return
+        }
         guard let x11 else { return }
         if x11.handOff(timeout: .seconds(1)) {
             HostIO.error("sharebroker: the clipboard manager keeps the item")
@@ -251,7 +275,7 @@ struct HostSession {
         let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
             outbox: handOver, urlOpener: urlOpener, reportSink: client, pasteboard: pasteboard.pasteboard,
             secureServices: client))
-        pasteboard.x11?.followPlaceholder(of: broker)
+        pasteboard.followPlaceholder(of: broker)
         let delegate = HostDelegate()
         do {
             try broker.start(delegate: delegate)
