@@ -51,12 +51,29 @@ final class WaylandConnection: @unchecked Sendable {
     private var pendingWriteEnds: [Int32] = []
     private let transfers = Mutex(0)
 
-    // Listener tables, alive as long as the connection.
-    private let registryListener = UnsafeMutablePointer<wl_registry_listener>.allocate(capacity: 1)
-    private let deviceListener = UnsafeMutablePointer<zwlr_data_control_device_v1_listener>.allocate(capacity: 1)
-    private let sourceListener = UnsafeMutablePointer<zwlr_data_control_source_v1_listener>.allocate(capacity: 1)
-    private let offerListener = UnsafeMutablePointer<zwlr_data_control_offer_v1_listener>.allocate(capacity: 1)
-    private let callbackListener = UnsafeMutablePointer<wl_callback_listener>.allocate(capacity: 1)
+    /// The listener tables libwayland calls through, alive as long as the connection and freed
+    /// with it, also when `init` throws (raw stored pointers would leak then).
+    private final class ListenerTables: @unchecked Sendable {
+        let registry = UnsafeMutablePointer<wl_registry_listener>.allocate(capacity: 1)
+        let device = UnsafeMutablePointer<zwlr_data_control_device_v1_listener>.allocate(capacity: 1)
+        let source = UnsafeMutablePointer<zwlr_data_control_source_v1_listener>.allocate(capacity: 1)
+        let offer = UnsafeMutablePointer<zwlr_data_control_offer_v1_listener>.allocate(capacity: 1)
+        let callback = UnsafeMutablePointer<wl_callback_listener>.allocate(capacity: 1)
+
+        deinit {
+            registry.deallocate()
+            device.deallocate()
+            source.deallocate()
+            offer.deallocate()
+            callback.deallocate()
+        }
+    }
+    private let listeners = ListenerTables()
+    private var registryListener: UnsafeMutablePointer<wl_registry_listener> { listeners.registry }
+    private var deviceListener: UnsafeMutablePointer<zwlr_data_control_device_v1_listener> { listeners.device }
+    private var sourceListener: UnsafeMutablePointer<zwlr_data_control_source_v1_listener> { listeners.source }
+    private var offerListener: UnsafeMutablePointer<zwlr_data_control_offer_v1_listener> { listeners.offer }
+    private var callbackListener: UnsafeMutablePointer<wl_callback_listener> { listeners.callback }
 
     /// Connects, starts the event thread and binds the data-control manager and the seat.
     init(configuration: WaylandPasteboard.Configuration) throws(WaylandPasteboardError) {
@@ -79,7 +96,6 @@ final class WaylandConnection: @unchecked Sendable {
             close(wakeRead)
             close(wakeWrite)
             wl_display_disconnect(display)
-            freeListeners()
             throw .system(operation: "start the Wayland event thread", code: errno)
         }
         do throws(WaylandPasteboardError) {
@@ -142,7 +158,6 @@ final class WaylandConnection: @unchecked Sendable {
         pthread_join(thread, nil)
         close(wakeRead)
         close(wakeWrite)
-        freeListeners()
     }
 
     private func wake() {
@@ -376,14 +391,6 @@ final class WaylandConnection: @unchecked Sendable {
                 wl_callback_destroy(callback)
                 done?(true)
             }))
-    }
-
-    private func freeListeners() {
-        registryListener.deallocate()
-        deviceListener.deallocate()
-        sourceListener.deallocate()
-        offerListener.deallocate()
-        callbackListener.deallocate()
     }
 
     private func global(_ registry: OpaquePointer, name: UInt32, interface: String, version: UInt32) {
