@@ -45,7 +45,10 @@ let libraryTargets: [Target] = [
         // (clipboard and primary selection through wlr data-control over libwayland-client).
         .target(
             name: "ShareBrokerLinux",
-            dependencies: ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerPOSIX", "CGIO", "CXCB", "CWaylandDataControl"],
+            dependencies: [
+                "ShareBroker", "ShareBrokerCrypto", "ShareBrokerPOSIX", "ShareBrokerAgentClient",
+                "ShareBrokerAgentProtocol", "CGIO", "CXCB", "CWaylandDataControl",
+            ],
             swiftSettings: strictSwift6
         ),
         // Keys, key rings, nonces, the envelope and secure-file formats: the only module that
@@ -216,6 +219,7 @@ let testTargets: [Target] = [
             name: "ShareBrokerLinuxTests",
             dependencies: [
                 "ShareBrokerCrypto",
+                "ShareBrokerAgentClient",
                 "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerLinux",

@@ -4,7 +4,6 @@ import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import ShareBrokerLinux
-import ShareBrokerTesting
 
 /// Options every host command shares: where the agent and the host pasteboard are.
 struct HostOptions: ParsableArguments {
@@ -63,59 +62,29 @@ enum PasteboardKind: String, CaseIterable {
     }
 }
 
-/// The general pasteboard a host command copies to and pastes from.
-final class HostPasteboard: @unchecked Sendable {
-    let kind: PasteboardKind
-    let pasteboard: any Pasteboard
-    let file: FilePasteboard?
-    let x11: X11Pasteboard?
-    let wayland: WaylandPasteboard?
-
-    private init(kind: PasteboardKind, pasteboard: any Pasteboard, file: FilePasteboard? = nil, x11: X11Pasteboard? = nil,
-                 wayland: WaylandPasteboard? = nil) {
-        self.kind = kind
-        self.pasteboard = pasteboard
-        self.file = file
-        self.x11 = x11
-        self.wayland = wayland
+extension HostOptions {
+    /// The pasteboard `--pasteboard` / `--pasteboard-file` / the environment choose.
+    var pasteboard: Result<PasteboardChoice, HostSession.Failure> {
+        pasteboardKind.map { kind in
+            switch kind {
+            case .x11: .x11
+            case .wayland: .wayland
+            case .file: .file(path: pasteboardPath)
+            }
+        }
     }
+}
 
+extension DesktopPasteboard {
     /// Opens the pasteboard the options choose.
-    static func open(_ options: HostOptions) -> Result<HostPasteboard, HostSession.Failure> {
-        let kind: PasteboardKind
-        switch options.pasteboardKind {
-        case .success(let chosen): kind = chosen
-        case .failure(let failure): return .failure(failure)
-        }
-        switch kind {
-        case .file:
-            do {
-                let file = try FilePasteboard(path: options.pasteboardPath)
-                return .success(HostPasteboard(kind: .file, pasteboard: file, file: file))
-            } catch {
-                return .failure(.setup(error.description))
-            }
-        case .x11:
-            do {
-                let x11 = try X11Pasteboard()
-                return .success(HostPasteboard(kind: .x11, pasteboard: x11, x11: x11))
-            } catch {
-                return .failure(.setup(error.description))
-            }
-        case .wayland:
-            do {
-                let wayland = try WaylandPasteboard()
-                return .success(HostPasteboard(kind: .wayland, pasteboard: wayland, wayland: wayland))
+    static func open(_ options: HostOptions) -> Result<DesktopPasteboard, HostSession.Failure> {
+        options.pasteboard.flatMap { choice in
+            do throws(LinuxSetupError) {
+                return .success(try DesktopPasteboard(choice))
             } catch {
                 return .failure(.setup(error.description))
             }
         }
-    }
-
-    /// Follows `broker`'s app config for the placeholder a desktop clipboard offers.
-    func followPlaceholder(of broker: ShareBroker) {
-        x11?.followPlaceholder(of: broker)
-        wayland?.followPlaceholder(of: broker)
     }
 
     /// After a copy: a desktop clipboard is served by the copying process, so on X11 this hands
@@ -137,7 +106,7 @@ final class HostPasteboard: @unchecked Sendable {
             HostIO.error("sharebroker: serving the X11 clipboard until another app copies (no clipboard manager runs)")
             while x11.ownsClipboard { usleep(50_000) }
         }
-        x11.close(handOffTimeout: .zero)
+        _ = x11.close(handOffTimeout: .zero)
     }
 }
 
@@ -200,13 +169,15 @@ final class HostDelegate: ShareBrokerDelegate, @unchecked Sendable {
 }
 
 /// A host process as a managed app: identified by the agent from its executable, with its
-/// policy applied and the group keys cached, over the host pasteboard.
+/// policy applied and the group keys cached, over the host pasteboard (``ManagedApp``).
 struct HostSession {
-    let client: AgentClient
-    let broker: ShareBroker
-    let pasteboard: HostPasteboard
+    let app: ManagedApp
     let delegate: HostDelegate
-    let welcome: WelcomeMessage
+
+    var client: AgentClient { app.agent }
+    var broker: ShareBroker { app.broker }
+    var pasteboard: DesktopPasteboard { app.pasteboard }
+    var welcome: WelcomeMessage { app.welcome }
 
     /// Why a host command could not become a managed app.
     enum Failure: Error, CustomStringConvertible {
@@ -230,8 +201,8 @@ struct HostSession {
     }
 
     /// The pasteboard the options choose, or exit with a message.
-    static func hostPasteboard(_ options: HostOptions) throws -> HostPasteboard {
-        switch HostPasteboard.open(options) {
+    static func hostPasteboard(_ options: HostOptions) throws -> DesktopPasteboard {
+        switch DesktopPasteboard.open(options) {
         case .success(let pasteboard): return pasteboard
         case .failure(let failure):
             HostIO.error("sharebroker: \(failure)")
@@ -249,41 +220,28 @@ struct HostSession {
         }
     }
 
-    /// Connects to the agent (which identifies this process), starts a broker with the agent
-    /// client as its secure services and report sink, and applies the policy in force.
+    /// Attaches this process to the agent as a managed app (``ManagedApp/attach(_:delegate:)``)
+    /// over the pasteboard the options choose, without reconnecting (a command is short-lived).
     static func open(_ options: HostOptions, outbox: (any Outbox)? = nil,
-                     urlOpener: any URLOpener = RecordingURLOpener()) -> Result<HostSession, Failure> {
-        let pasteboard: HostPasteboard
-        switch HostPasteboard.open(options) {
-        case .success(let opened): pasteboard = opened
+                     urlOpener: (any URLOpener)? = nil) -> Result<HostSession, Failure> {
+        let choice: PasteboardChoice
+        switch options.pasteboard {
+        case .success(let chosen): choice = chosen
         case .failure(let failure): return .failure(failure)
         }
-        let client = AgentClient(configuration: AgentClientConfiguration(
-            socketPath: options.socketPath, handshakeTimeoutMilliseconds: options.timeout, reconnects: false))
-        let welcome: WelcomeMessage
-        do {
-            welcome = try client.connect()
-        } catch {
-            return .failure(.agent(error))
-        }
-        let handOver: any Outbox
-        if let outbox {
-            handOver = outbox
-        } else {
-            handOver = InMemoryOutbox()
-        }
-        let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
-            outbox: handOver, urlOpener: urlOpener, reportSink: client, pasteboard: pasteboard.pasteboard,
-            secureServices: client))
-        pasteboard.followPlaceholder(of: broker)
         let delegate = HostDelegate()
         do {
-            try broker.start(delegate: delegate)
-            try client.attach(broker)
+            let app = try ManagedApp.attach(ManagedApp.Configuration(
+                socketPath: options.socketPath, handshakeTimeoutMilliseconds: options.timeout, reconnects: false,
+                pasteboard: choice, outbox: outbox, urlOpener: urlOpener), delegate: delegate)
+            return .success(HostSession(app: app, delegate: delegate))
         } catch {
-            return .failure(.setup(error.description))
+            switch error {
+            case .agent(let agentError): return .failure(.agent(agentError))
+            case .setup(let why): return .failure(.setup(why))
+            case .start(let startError): return .failure(.setup(startError.description))
+            }
         }
-        return .success(HostSession(client: client, broker: broker, pasteboard: pasteboard, delegate: delegate, welcome: welcome))
     }
 
     /// Waits for the agent to confirm every acknowledgment and audit record sent; says so on

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShareBroker
+import ShareBrokerAgentProtocol
+
+/// Which general pasteboard an app on this machine copies to and pastes from.
+public enum PasteboardChoice: Sendable, Hashable {
+    /// The desktop's: X11 when `DISPLAY` is set, else Wayland when `WAYLAND_DISPLAY` is set,
+    /// else the pasteboard file of ShareBroker's own processes (`$SHAREBROKER_PASTEBOARD`, else
+    /// the agent's runtime folder). A set `SHAREBROKER_PASTEBOARD` always means the file.
+    case automatic
+    /// The X11 `CLIPBOARD` and `PRIMARY` selections (``X11Pasteboard``).
+    case x11
+    /// The Wayland clipboard and primary selection through wlr data-control (``WaylandPasteboard``).
+    case wayland
+    /// The pasteboard file at `path`, which only ShareBroker's own processes read (``FilePasteboard``).
+    case file(path: String)
+
+    /// The concrete choice `automatic` stands for in `environment`.
+    public func resolved(in environment: [String: String]) -> PasteboardChoice {
+        guard self == .automatic else { return self }
+        if let path = environment["SHAREBROKER_PASTEBOARD"], !path.isEmpty { return .file(path: path) }
+        if !(environment["DISPLAY"] ?? "").isEmpty { return .x11 }
+        if !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty { return .wayland }
+        return .file(path: AgentPaths.pasteboard)
+    }
+}
+
+/// Why a pasteboard or a managed app could not be set up.
+public struct LinuxSetupError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong and what to do.
+    public let description: String
+
+    init(_ description: String) { self.description = description }
+}
+
+/// The general pasteboard of a managed app on Linux, opened from a ``PasteboardChoice``, with
+/// what a desktop clipboard needs beyond the ``Pasteboard`` protocol: the placeholder text that
+/// follows the app's config, and the hand-off when the app stops serving its copy.
+public final class DesktopPasteboard: Sendable {
+    /// The pasteboard to put in ``Platform``.
+    public let pasteboard: any Pasteboard
+    /// The X11 adapter, when the choice was X11.
+    public let x11: X11Pasteboard?
+    /// The Wayland adapter, when the choice was Wayland.
+    public let wayland: WaylandPasteboard?
+    /// The pasteboard file, when the choice was a file.
+    public let file: FilePasteboard?
+
+    /// Opens the pasteboard `choice` names (`automatic` resolved in `environment`).
+    /// - Throws: ``LinuxSetupError`` saying why (no display, no data-control protocol, a
+    ///   pasteboard folder that cannot be made).
+    public init(_ choice: PasteboardChoice = .automatic,
+                environment: [String: String] = ProcessEnvironment.current) throws(LinuxSetupError) {
+        do {
+            switch choice.resolved(in: environment) {
+            case .x11:
+                let x11 = try X11Pasteboard()
+                (pasteboard, self.x11, wayland, file) = (x11, x11, nil, nil)
+            case .wayland:
+                let wayland = try WaylandPasteboard()
+                (pasteboard, x11, self.wayland, file) = (wayland, nil, wayland, nil)
+            case .file(let path):
+                let file = try FilePasteboard(path: path)
+                (pasteboard, x11, wayland, self.file) = (file, nil, nil, file)
+            case .automatic:
+                throw LinuxSetupError("the pasteboard choice did not resolve; name x11, wayland or a file")
+            }
+        } catch let error as LinuxSetupError {
+            throw error
+        } catch {
+            throw LinuxSetupError("\(error)")
+        }
+    }
+
+    /// Makes a desktop clipboard offer `broker`'s configured placeholder text in place of a
+    /// SecureCopy item's text (the file pasteboard has no placeholder).
+    public func followPlaceholder(of broker: ShareBroker) {
+        x11?.followPlaceholder(of: broker)
+        wayland?.followPlaceholder(of: broker)
+    }
+
+    /// Stops serving: on X11 hands what this app owns to a running clipboard manager (waiting
+    /// up to `handOffTimeout`), so a copy outlives the app as it would from any other app; on
+    /// Wayland releases the connection (the compositor drops the selection).
+    public func close(handOffTimeout: Duration = .seconds(1)) {
+        _ = x11?.close(handOffTimeout: handOffTimeout)
+        wayland?.close()
+    }
+}
+
+/// The process environment as a dictionary, without Foundation.
+public enum ProcessEnvironment {
+    /// `environ` now.
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let pair = String(cString: pointer)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
+    }
+}
