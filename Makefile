@@ -17,7 +17,7 @@ FUZZ_TARGETS = \
 	FuzzSecureFile \
 	FuzzSealedSet
 
-.PHONY: deps demo test build bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
+.PHONY: deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing; libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
 # for its end-to-end tests (they skip, saying so, without them).
@@ -103,6 +103,11 @@ sanitize-thread: deps
 	$(SWIFT) build --product sharebroker $(TSAN_FLAGS)
 	$(SWIFT) build --product sharebrokerd $(TSAN_FLAGS)
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test $(TSAN_FLAGS) $(SANITIZE_SKIP)
+
+# The DocC catalog of the core (Sources/ShareBroker/ShareBroker.docc) and its symbols, with
+# warnings as errors: a stale symbol link or an undocumented parameter fails the build.
+docs: deps
+	$(SWIFT) package --disable-sandbox generate-documentation --target ShareBroker --warnings-as-errors
 
 bench: deps
 	python3 scripts/performance-report.py --wait-quiet 300

@@ -251,6 +251,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // `swift package generate-documentation --target ShareBroker` (the DocC catalog in
+        // Sources/ShareBroker/ShareBroker.docc; `make docs` builds it with warnings as errors).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: libraryTargets + executableTargets + testTargets
 )

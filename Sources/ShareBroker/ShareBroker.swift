@@ -41,7 +41,7 @@ public final class ShareBroker: Sendable {
     ///   - appID: this app's bundle id.
     ///   - manifest: the app's static settings.
     ///   - device: the other apps on the device, as known at start.
-    ///   - platform: the adapters; ``Platform/embedded(entitling:)`` keeps everything in memory.
+    ///   - platform: the adapters; `Platform/embedded(entitling:)` keeps everything in memory.
     ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
     ///     survives restarts. Production apps should give one: without it a crash during a
     ///     retire leaves the rest of the sensitive data in place.

@@ -2,9 +2,9 @@ import ShareBrokerCrypto
 
 /// Why a copy or paste could not be carried out at all (a policy block is a normal outcome).
 public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The item is larger than ``EnvelopeFormat/maxPlaintextSize``; nothing was written. Copy less.
+    /// The item is larger than `EnvelopeFormat/maxPlaintextSize`; nothing was written. Copy less.
     case itemTooLarge(size: Int, limit: Int)
-    /// The item type is empty or longer than ``EnvelopeFormat/maxItemTypeLength`` bytes.
+    /// The item type is empty or longer than `EnvelopeFormat/maxItemTypeLength` bytes.
     case invalidItemType
     /// The copy names a web view the app never declared.
     case webView(WebViewError)
@@ -60,8 +60,10 @@ extension ShareBroker {
     /// sealed (SecureCopy, while secure services are available), or not at all, in which case
     /// the pasteboard keeps exactly what it had.
     ///
-    /// - Parameter webView: the web view the content comes from, if any: its effective identity
-    ///   decides whether the content is managed. Content of an unmanaged identity is not restricted.
+    /// - Parameters:
+    ///   - item: what to copy (its type and bytes).
+    ///   - webView: the web view the content comes from, if any: its effective identity
+    ///     decides whether the content is managed. Content of an unmanaged identity is not restricted.
     @discardableResult
     public func copy(_ item: PasteboardItem, fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
         try copy([item], fromWebView: webView)
@@ -74,7 +76,7 @@ extension ShareBroker {
     ///
     /// - Parameters:
     ///   - representations: 1 to ``SealedSet/maxEnvelopes`` items of distinct types, together at
-    ///     most ``EnvelopeFormat/maxPlaintextSize`` bytes.
+    ///     most `EnvelopeFormat/maxPlaintextSize` bytes.
     ///   - webView: the web view the content comes from, if any, as for a single item.
     @discardableResult
     public func copy(_ representations: [PasteboardItem], fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {

@@ -1,5 +1,5 @@
 /// The rule that made a decision. Payload-free, so a decision costs no allocation; the
-/// human-readable explanation is rendered only when someone asks (``Decision/explanation``).
+/// human-readable explanation is rendered only when someone asks (`Decision/explanation`).
 public enum DecisionRule: String, Sendable, Hashable, CaseIterable {
     /// The first policy has not arrived: everything fails closed.
     case notReady

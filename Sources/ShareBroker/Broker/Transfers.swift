@@ -106,7 +106,7 @@ extension ShareBroker {
     }
 
     /// Opens a URL in another app, if the policy allows: custom schemes follow the Open In policy
-    /// toward the scheme's handler; `mailto:` follows the mail rules (see ``URLRules``).
+    /// toward the scheme's handler; `mailto:` follows the mail rules (see `URLRules`).
     public func openURL(_ url: String) throws(TransferError) -> URLDecision {
         let snapshot = currentSnapshot
         let result: URLDecision

@@ -17,7 +17,7 @@ public enum SealedSet {
     /// The most envelopes (representations) one set carries.
     public static let maxEnvelopes = 16
     /// The largest encoded set accepted: every envelope together within one envelope's limit,
-    /// plus framing, as the core never seals more than ``EnvelopeFormat/maxPlaintextSize`` in total.
+    /// plus framing, as the core never seals more than `EnvelopeFormat/maxPlaintextSize` in total.
     public static let maxSize = EnvelopeFormat.maxEnvelopeSize + maxEnvelopes * (EnvelopeFormat.fixedHeaderLength
         + EnvelopeFormat.maxItemTypeLength + EnvelopeFormat.nonceLength + EnvelopeFormat.tagLength + 4) + 7
 

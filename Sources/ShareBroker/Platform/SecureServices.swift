@@ -1,7 +1,7 @@
 import ShareBrokerCrypto
 
-/// The key custodian: hands an app the group's ``KeyRing`` when secure services are available
-/// and the app is entitled. Platform-pluggable: ``InProcessKeyCustodian`` is the embedded
+/// The key custodian: hands an app the group's `KeyRing` when secure services are available
+/// and the app is entitled. Platform-pluggable: `InProcessKeyCustodian` is the embedded
 /// default; a client of a key daemon can implement the same protocol.
 public protocol SecureServices: Sendable {
     /// Whether keys can be handed out now. When ``SecureServicesAvailability/unavailable``,

@@ -20,7 +20,7 @@ public struct BlockedAttemptRecord: Sendable, Hashable {
 
 /// Where the library reports to the management server: acknowledgments and blocked attempts.
 ///
-/// The embedded default, ``RecordingReportSink``, keeps them in memory. A host process plugs in
+/// The embedded default, `RecordingReportSink`, keeps them in memory. A host process plugs in
 /// a sink that forwards them to the real server (or to the agent).
 public protocol ServerReportSink: Sendable {
     /// The app acknowledged a policy change.

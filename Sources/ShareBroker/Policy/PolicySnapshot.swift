@@ -1,7 +1,7 @@
 /// Every policy value in force at one moment, with the device it was computed against.
 ///
 /// A snapshot is immutable. Decisions read one snapshot and use nothing else, so no decision can
-/// see half an update; ``PolicyStore`` swaps whole snapshots atomically. Each snapshot carries a
+/// see half an update; `PolicyStore` swaps whole snapshots atomically. Each snapshot carries a
 /// ``generation`` that increases with every swap, which tests use to prove a decision never mixed
 /// two policies.
 public final class PolicySnapshot: Sendable {

@@ -1,5 +1,5 @@
 /// One push from the management server. A field left `nil` keeps its current value; before the
-/// first update every value is at its most restrictive (see ``PolicySnapshot/initial(manifest:device:)``).
+/// first update every value is at its most restrictive (see `PolicySnapshot/initial(manifest:device:)`).
 public struct PolicyUpdate: Sendable, Hashable {
     /// The user's authorization.
     public var auth: AuthState?

@@ -19,7 +19,7 @@ import ShareBrokerPOSIX
 ///
 /// **Format.** Every file is a header and fixed-size chunks (64 KiB of plaintext each), each
 /// sealed with libsodium's `crypto_secretstream_xchacha20poly1305` under a key derived for that
-/// file alone (see ``SecureFileFormat`` and `docs/FORMATS.md`). Memory stays at two chunk
+/// file alone (see `SecureFileFormat` and `docs/FORMATS.md`). Memory stays at two chunk
 /// buffers whatever the file size, a damaged chunk is found when it is read (``SecureFileReader/verify()``
 /// checks them all up front), and truncation, reordering and corruption are each reported with
 /// their own ``SecureFileError``.

@@ -15,7 +15,7 @@ import ShareBrokerPOSIX
 /// try writer.close()                      // the file appears now, whole
 /// ```
 ///
-/// Bytes are encrypted chunk by chunk (``SecureFileFormat/defaultChunkSize`` of plaintext each)
+/// Bytes are encrypted chunk by chunk (`SecureFileFormat/defaultChunkSize` of plaintext each)
 /// into a temporary file next to the target; ``close()`` seals the last chunk, authenticates
 /// the header, fsyncs, renames over the target and fsyncs the folder. Until then the target is
 /// untouched. A writer that is dropped or ``abandon()``ed before ``close()``, or that fails,

@@ -20,7 +20,7 @@ public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvert
 ///
 /// The library only ever calls ``deleteCredential(id:)``, on retire, for each id registered with
 /// ``SensitiveDataRegistry/registerCredential(id:)``. A host may back this with the platform's
-/// keychain; ``FileCredentialStore`` is the embedded default.
+/// keychain; `FileCredentialStore` is the embedded default.
 public protocol CredentialStore: Sendable {
     /// Stores `secret` under `id`, replacing what was there.
     func saveCredential(_ secret: [UInt8], id: String) throws(CredentialStoreError)

@@ -25,7 +25,7 @@ public enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertible
 /// The durable record of a retire in progress, so that a wipe interrupted by a crash is
 /// finished at the next ``ShareBroker/start(delegate:)`` before anything can read data.
 ///
-/// Pass one to ``ShareBroker/init(appID:manifest:device:secureServices:platform:wipeJournal:)``
+/// Pass one to ``ShareBroker/init(appID:manifest:device:platform:wipeJournal:logger:)``
 /// with a folder of the app's own that survives restarts. Without a journal a retire still
 /// wipes, but a crash half way leaves the rest of the data in place.
 ///
