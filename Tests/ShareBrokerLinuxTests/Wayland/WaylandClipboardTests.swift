@@ -258,8 +258,9 @@ struct WaylandClipboardTests {
         }
         #expect(types.isEmpty, "the compositor dropped the selection with its client")
         #expect(try sway.types(["--primary"]).isEmpty)
-        #expect(app.pasteboard.write([.text("late")]) == app.pasteboard.read().changeCount)
-        #expect(app.pasteboard.lastWriteError == .closed, "a closed pasteboard refuses writes, saying why")
+        #expect(throws: WaylandPasteboardError.closed, "a closed pasteboard refuses writes, saying why") {
+            try app.pasteboard.setSelection([.text("late")])
+        }
     }
 
     @Test("the owner exits with a clipboard manager running: the item survives sealed, and still opens for a managed app")
@@ -332,12 +333,17 @@ struct WaylandClipboardTests {
         #expect(try app.broker.copy(.text("before")).action == .writeClear)
         sway.stop()
         let deadline = ContinuousClock.now + .seconds(3)
-        while app.pasteboard.lastWriteError == nil && ContinuousClock.now < deadline {
-            _ = app.pasteboard.write([.text("after")])
-            usleep(20_000)
+        var failure: WaylandPasteboardError?
+        while failure == nil && ContinuousClock.now < deadline {
+            do throws(WaylandPasteboardError) {
+                try app.pasteboard.setSelection([.text("after")])
+                usleep(20_000)
+            } catch {
+                failure = error
+            }
         }
-        guard case .connectionLost = app.pasteboard.lastWriteError else {
-            Issue.record("expected connectionLost, got \(String(describing: app.pasteboard.lastWriteError))")
+        guard case .connectionLost = failure else {
+            Issue.record("expected connectionLost, got \(String(describing: failure))")
             return
         }
         #expect(app.pasteboard.read().items.isEmpty)
