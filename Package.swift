@@ -1,48 +1,17 @@
 // swift-tools-version: 6.1
 //
 // ShareBroker: a data-loss-prevention layer that managed apps link into their process.
-// The benchmark harness is a separate package under Benchmarks/ so `swift test` stays lean.
+// Benchmarks (and the measuring tools) and the fuzz harnesses are packages of their own, under
+// Benchmarks/ and Fuzz/, so a plain `swift build` builds what ships and `swift test` stays lean.
 import PackageDescription
 
 let strictSwift6: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
 ]
 
-// libFuzzer harnesses, one folder each (Sources/<name>/main.swift): scripts/fuzz.sh builds them
-// with `--sanitize=fuzzer --sanitize=address` into .build-fuzz; a plain `swift build` makes
-// do-nothing executables of them. To add one: its folder, a line here, a line in the Makefile's
-// FUZZ_TARGETS, and seeds under Fuzz/corpus/<name>/ (Fuzz/README.md).
-let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
-    ("FuzzEnvelope", ["ShareBroker", "CSodium"]),
-    ("FuzzPolicyDocument", ["ShareBrokerPolicyDocument"]),
-    ("FuzzIntuneImport", ["ShareBrokerPolicyDocument"]),
-    ("FuzzSimulatorLine", ["ShareBrokerSimulator", .product(name: "Logging", package: "swift-log")]),
-    ("FuzzAgentFrame", ["ShareBrokerAgentProtocol"]),
-    ("FuzzSecureFile", ["ShareBroker"]),
-    ("FuzzSealedSet", ["ShareBroker"]),
-]
-
-let package = Package(
-    name: "ShareBroker",
-    platforms: [.macOS(.v15)],
-    products: [
-        .library(name: "ShareBroker", targets: ["ShareBroker"]),
-        .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
-        .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
-        .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
-        .executable(name: "sharebroker", targets: ["sharebroker"]),
-        .library(name: "ShareBrokerAgent", targets: ["ShareBrokerAgent"]),
-        .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
-        .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
-    ],
-    targets: [
-        // libsodium, found through pkg-config. Only Sources/ShareBroker/Sealing imports it.
+// The libraries, by role (docs/ARCHITECTURE.md has the module graph).
+let libraryTargets: [Target] = [
+        // libsodium, found through pkg-config. Only ShareBrokerCrypto imports it.
         .systemLibrary(
             name: "CSodium",
             pkgConfig: "libsodium",
@@ -76,22 +45,43 @@ let package = Package(
         // (clipboard and primary selection through wlr data-control over libwayland-client).
         .target(
             name: "ShareBrokerLinux",
-            dependencies: ["ShareBroker", "CGIO", "CXCB", "CWaylandDataControl"],
+            dependencies: ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerPOSIX", "CGIO", "CXCB", "CWaylandDataControl"],
             swiftSettings: strictSwift6
         ),
-        // The library host apps link.
+        // Keys, key rings, nonces, the envelope and secure-file formats: the only module that
+        // imports libsodium.
+        .target(
+            name: "ShareBrokerCrypto",
+            dependencies: ["CSodium"],
+            swiftSettings: strictSwift6
+        ),
+        // File-system plumbing the package shares (package access): writeAll.
+        .target(
+            name: "ShareBrokerPOSIX",
+            swiftSettings: strictSwift6
+        ),
+        // The portable core host apps link: policies, lifecycle, decisions, web views, wipe
+        // orchestration and the platform protocols.
         .target(
             name: "ShareBroker",
             dependencies: [
-                "CSodium",
+                "ShareBrokerCrypto",
+                "ShareBrokerPOSIX",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift6
+        ),
+        // In-memory and recording adapters for tests, the simulator and benchmarks (as swift-log's
+        // InMemoryLogging): a separate product, never needed by a shipped app.
+        .target(
+            name: "ShareBrokerTesting",
+            dependencies: ["ShareBroker", "ShareBrokerCrypto"],
             swiftSettings: strictSwift6
         ),
         // The policy simulator (JSON Lines contract) and the demo scenario, over the real library.
         .target(
             name: "ShareBrokerSimulator",
-            dependencies: ["ShareBroker"],
+            dependencies: ["ShareBroker", "ShareBrokerCrypto", "ShareBrokerTesting", "ShareBrokerLinux"],
             swiftSettings: strictSwift6
         ),
         // Native policy documents (one app, or a device registry): strict parsing with bounded
@@ -105,7 +95,7 @@ let package = Package(
         // target and both ends can use it.
         .target(
             name: "ShareBrokerAgentProtocol",
-            dependencies: ["ShareBroker", "CSodium"],
+            dependencies: ["ShareBrokerCrypto", "ShareBroker", "CSodium"],
             swiftSettings: strictSwift6
         ),
         // The secure-services agent: registry, peer identity from the kernel, key custody and
@@ -134,6 +124,10 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+]
+
+// The two shipped tools (measuring tools live in Benchmarks/, fuzz harnesses in Fuzz/).
+let executableTargets: [Target] = [
         // The agent daemon: argument parsing and start-up only.
         .executableTarget(
             name: "sharebrokerd",
@@ -142,19 +136,6 @@ let package = Package(
                 "ShareBrokerAgentClient",
                 "ShareBrokerAgentProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSwift6
-        ),
-        // BENCHMARK (not shipped): handshake to ready, push to 100 clients, copy path with the
-        // agent client. Run a release build: swift run -c release agent-bench
-        .executableTarget(
-            name: "agent-bench",
-            dependencies: [
-                "ShareBroker",
-                "ShareBrokerAgent",
-                "ShareBrokerAgentClient",
-                "ShareBrokerAgentProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
@@ -173,16 +154,15 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-        // Peak memory and throughput of secure files against raw secretstream, for the benchmark
-        // report: `swift build -c release --product securefile-memprobe`.
-        .executableTarget(
-            name: "securefile-memprobe",
-            dependencies: ["ShareBroker", "CSodium"],
-            swiftSettings: strictSwift6
-        ),
+]
+
+let testTargets: [Target] = [
         .testTarget(
             name: "ShareBrokerTests",
             dependencies: [
+                "ShareBrokerLinux",
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "CSodium",
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -193,6 +173,8 @@ let package = Package(
         .testTarget(
             name: "ShareBrokerSimulatorTests",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerSimulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -202,6 +184,8 @@ let package = Package(
         .testTarget(
             name: "ShareBrokerPolicyDocumentTests",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerSimulator",
                 "ShareBrokerPolicyDocument",
@@ -214,6 +198,9 @@ let package = Package(
         .testTarget(
             name: "AgentTests",
             dependencies: [
+                "ShareBrokerLinux",
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerAgentClient",
@@ -228,6 +215,8 @@ let package = Package(
         .testTarget(
             name: "ShareBrokerLinuxTests",
             dependencies: [
+                "ShareBrokerCrypto",
+                "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerLinux",
                 "CXCB",
@@ -235,16 +224,29 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-        // What the fuzz harnesses share: reading choices from the input, invariant checks.
-        .target(
-            name: "FuzzSupport",
-            swiftSettings: strictSwift6
-        ),
-    ] + fuzzTargets.map { fuzz in
-        .executableTarget(
-            name: fuzz.name,
-            dependencies: ["FuzzSupport"] + fuzz.dependencies,
-            swiftSettings: strictSwift6
-        )
-    }
+]
+
+let package = Package(
+    name: "ShareBroker",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ShareBroker", targets: ["ShareBroker"]),
+        .library(name: "ShareBrokerCrypto", targets: ["ShareBrokerCrypto"]),
+        .library(name: "ShareBrokerTesting", targets: ["ShareBrokerTesting"]),
+        .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
+        .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
+        .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
+        .executable(name: "sharebroker", targets: ["sharebroker"]),
+        .library(name: "ShareBrokerAgent", targets: ["ShareBrokerAgent"]),
+        .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
+        .library(name: "ShareBrokerAgentProtocol", targets: ["ShareBrokerAgentProtocol"]),
+        .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+    ],
+    targets: libraryTargets + executableTargets + testTargets
 )

@@ -26,6 +26,7 @@ let package = Package(
         // of ShareBrokerBenchmarks so the CI allocation check (`--target ShareBrokerBenchmarks`)
         // never builds BoringSSL.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // libsodium for the raw baselines, declared here so the root package keeps its CSodium
@@ -35,6 +36,34 @@ let package = Package(
             path: "Sources/CSodiumBench",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
+        ),
+        // Handshake to ready, policy push to 100 clients, copy path with the agent client, over a
+        // real agent: `swift run -c release agent-bench` (docs/PERFORMANCE.md).
+        .executableTarget(
+            name: "agent-bench",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
+                .product(name: "ShareBrokerAgent", package: "ShareBroker"),
+                .product(name: "ShareBrokerAgentClient", package: "ShareBroker"),
+                .product(name: "ShareBrokerAgentProtocol", package: "ShareBroker"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/agent-bench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Peak memory and throughput of secure files against raw secretstream:
+        // `swift build -c release --product securefile-memprobe`.
+        .executableTarget(
+            name: "securefile-memprobe",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                "CSodiumBench",
+            ],
+            path: "Sources/securefile-memprobe",
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // What both benchmark targets share: the run modes (timed / allocations only), the paired
         // measurement of ours against raw libsodium, payload sizes, raw libsodium fixtures.
@@ -51,6 +80,8 @@ let package = Package(
             name: "ShareBrokerBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
                 "CSodiumBench",
@@ -67,6 +98,8 @@ let package = Package(
             name: "X11ClipboardBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
                 .product(name: "ShareBrokerLinux", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -83,6 +116,8 @@ let package = Package(
             name: "DesktopBenchmarks",
             dependencies: [
                 .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerCrypto", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
                 .product(name: "ShareBrokerLinux", package: "ShareBroker"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

@@ -5,7 +5,7 @@ Seeds are small on purpose: libFuzzer's default -max_len is the largest seed (at
 and every extra kilobyte slows every run. Re-running rewrites the generated seeds; chunked
 envelopes differ each time (secretstream headers are random), everything else is identical.
 
-FuzzEnvelope seeds follow the input layout of Sources/FuzzEnvelope/main.swift (first byte: the
+FuzzEnvelope seeds follow the input layout of Fuzz/Sources/FuzzEnvelope/main.swift (first byte: the
 mode); the keys are the harness's fixed keys.
 """
 import ctypes

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [SECONDS]
 #
 # Environment:
-#   FUZZ_TARGETS   harnesses to run (default: every Sources/Fuzz*/main.swift; the Makefile passes its list)
+#   FUZZ_TARGETS   harnesses to run (default: every Fuzz/Sources/Fuzz*/main.swift; the Makefile passes its list)
 #   FUZZ_WORK      where each harness's growing corpus is kept between runs (default .build-fuzz/corpus)
 #   FUZZ_SEED      libFuzzer -seed, to repeat a run exactly (default: libFuzzer picks one and prints it)
 #   SWIFT          the swift driver (default swift)
@@ -18,19 +18,19 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH="${1:-180}"
 SWIFT="${SWIFT:-swift}"
-SCRATCH=.build-fuzz
+SCRATCH="$PWD/.build-fuzz"
 WORK="${FUZZ_WORK:-$SCRATCH/corpus}"
 if [ -n "${FUZZ_TARGETS:-}" ]; then
     read -r -a TARGETS <<<"$FUZZ_TARGETS"
 else
     TARGETS=()
-    for main in Sources/Fuzz*/main.swift; do TARGETS+=("$(basename "$(dirname "$main")")"); done
+    for main in Fuzz/Sources/Fuzz*/main.swift; do TARGETS+=("$(basename "$(dirname "$main")")"); done
 fi
 
 # `--sanitize=fuzzer --sanitize=address` alone compiles Swift with only the last sanitizer (no
 # coverage: libFuzzer runs blind), so the combined flag is passed to the compiler as well.
 build() {
-    "$SWIFT" build -c debug --product "$1" --sanitize=fuzzer --sanitize=address \
+    "$SWIFT" build --package-path Fuzz -c debug --product "$1" --sanitize=fuzzer --sanitize=address \
         -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" 2>&1 \
         | grep -v "Cannot export local symbol '__asan" # ld.gold noise about ASan's own symbols
     return "${PIPESTATUS[0]}"
@@ -38,11 +38,11 @@ build() {
 
 start=$(date +%s)
 for target in "${TARGETS[@]}"; do
-    [ -f "Sources/$target/main.swift" ] || { echo "fuzz: no harness Sources/$target/main.swift" >&2; exit 2; }
+    [ -f "Fuzz/Sources/$target/main.swift" ] || { echo "fuzz: no harness Fuzz/Sources/$target/main.swift" >&2; exit 2; }
     echo "fuzz: building $target"
     build "$target" || { echo "fuzz: building $target failed" >&2; exit 2; }
 done
-BIN="$("$SWIFT" build -c debug --scratch-path "$SCRATCH" --show-bin-path)"
+BIN="$("$SWIFT" build --package-path Fuzz -c debug --scratch-path "$SCRATCH" --show-bin-path)"
 echo "fuzz: built ${#TARGETS[@]} harnesses in $(( $(date +%s) - start )) s"
 
 ARTIFACTS="$(mktemp -d "${TMPDIR:-/tmp}/sharebroker-fuzz.XXXXXX")"

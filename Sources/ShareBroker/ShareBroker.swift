@@ -107,7 +107,7 @@ public final class ShareBroker: Sendable {
     /// Production apps show the message they receive in ``ShareBrokerDelegate/authStateChanged(to:message:)``.
     @discardableResult
     public func displayMessage(_ message: String) -> Bool {
-        platform.messagePresenter.display(message)
+        platform.messagePresenter?.display(message) ?? false
     }
 
     /// The library's logger, at the level the policy sets. It never logs payloads or keys.

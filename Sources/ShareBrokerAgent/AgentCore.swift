@@ -7,6 +7,7 @@ import ShareBroker
 import ShareBrokerAgentProtocol
 import ShareBrokerPolicyDocument
 import Synchronization
+import ShareBrokerCrypto
 
 /// Where the agent keeps its state and listens, and where its device policy comes from.
 public struct AgentConfiguration: Sendable, Hashable {

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ShareBrokerAgentProtocol
+import ShareBrokerCrypto
 
 /// Reads frames from the byte stream: the length prefix is checked against
 /// ``ShareBrokerAgentProtocol/AgentFrame/maxFrameSize`` as soon as its four bytes are in, before

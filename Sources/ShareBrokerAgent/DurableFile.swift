@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import ShareBrokerAgentProtocol
+import ShareBrokerCrypto
 
 /// Why the agent could not read or write its state, and what to do.
 public struct AgentStateError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import ShareBroker
 import ShareBrokerAgentProtocol
+import ShareBrokerCrypto
 
 /// The group key ring on disk, in the agent's state folder: file `keyring`, mode 0600, replaced
 /// atomically and durably (``DurableFile/writeAtomically(_:to:)-(UnsafeRawBufferPointer,_)``).

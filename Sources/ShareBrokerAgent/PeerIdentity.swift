@@ -1,10 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSodium
 import ShareBrokerAgentProtocol
 import ShareBrokerPolicyDocument
 import Synchronization
+import ShareBrokerCrypto
 
 /// What the kernel says about the process at the other end of a Unix socket (`SO_PEERCRED`):
 /// captured when it called `connect`.
@@ -112,10 +112,9 @@ public final class PeerIdentifier: Sendable {
         return digest
     }
 
-    /// SHA-256 of everything readable from `fd`, as lower-case hex (libsodium).
+    /// SHA-256 of everything readable from `fd`, as lower-case hex.
     static func sha256(fd: Int32) -> String? {
-        var state = crypto_hash_sha256_state()
-        crypto_hash_sha256_init(&state)
+        var hasher = SHA256()
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -124,14 +123,9 @@ public final class PeerIdentifier: Sendable {
                 return nil
             }
             if n == 0 { break }
-            chunk.withUnsafeBytes { raw in
-                _ = crypto_hash_sha256_update(&state, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(n))
-            }
+            chunk.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
         }
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        crypto_hash_sha256_final(&state, &digest)
-        let hex: [Character] = Array("0123456789abcdef")
-        return String(digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xf)]] })
+        return hasher.hexDigest()
     }
 
     /// SHA-256 of the file at `path`, as lower-case hex, or `nil` if it cannot be read.

@@ -6,6 +6,7 @@ import Logging
 import ShareBroker
 import ShareBrokerAgentProtocol
 import Synchronization
+import ShareBrokerCrypto
 
 /// How an ``AgentClient`` reaches the agent and how it retries.
 public struct AgentClientConfiguration: Sendable, Hashable {

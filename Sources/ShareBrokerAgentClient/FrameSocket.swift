@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ShareBrokerAgentProtocol
 import Synchronization
+import ShareBrokerCrypto
 
 /// Why the agent client could not get keys and policy, and what to do.
 public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import CSodium
+import ShareBrokerCrypto
 
 /// The body of a ``AgentFrameType/keys`` frame: binary, so that key bytes never pass through
 /// JSON or a `String`, and the buffers holding them can be zeroed.
@@ -61,15 +61,4 @@ public enum KeyRingMessage {
 
     /// The body that tells a client to drop its keys.
     public static let none: [UInt8] = [0]
-}
-
-/// Zeroing of transient buffers that held key bytes.
-public enum Zeroize {
-    /// Overwrites every byte of `bytes` with zero, in place (`sodium_memzero`, which the optimizer keeps), then empties it.
-    public static func zero(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { raw in
-            sodium_memzero(raw.baseAddress, raw.count)
-        }
-        bytes.removeAll()
-    }
 }

@@ -165,7 +165,7 @@ public enum Demo {
         var out = ""
         for (r, row) in cut.enumerated() {
             out += row.enumerated().map { i, cell in
-                i == 3 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                i == 3 ? cell : cell.padded(to: widths[i])
             }.joined(separator: " | ") + "\n"
             if r == 0 { out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "-+-") + "\n" }
         }

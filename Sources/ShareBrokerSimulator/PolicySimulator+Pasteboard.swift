@@ -1,5 +1,6 @@
 import Foundation
 import ShareBroker
+import ShareBrokerCrypto
 
 /// The pasteboard ops of the contract: `copy`, `paste`, `pasteboardRaw`.
 extension PolicySimulator {

@@ -1,5 +1,7 @@
 import Foundation
 import ShareBroker
+import ShareBrokerLinux
+import ShareBrokerTesting
 
 /// The policy simulator of `docs/SIMULATE.md` (JSON Lines, version 1): replays server policies
 /// and user actions against the real library, with the outside world simulated in-process.

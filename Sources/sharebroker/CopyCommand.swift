@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ShareBroker
 import ShareBrokerAgentClient
+import ShareBrokerCrypto
 
 /// `sharebroker copy`: standard input to the host pasteboard, through the broker: the agent
 /// identifies this process, its pasteboard policy decides (clear, sealed, or nothing), and a
@@ -36,8 +37,10 @@ struct CopyCommand: ParsableCommand {
         let item = PasteboardItem(type: type, bytes: bytes)
         if unmanaged {
             let pasteboard = try HostSession.hostPasteboard(host)
-            let count = pasteboard.pasteboard.write([item])
-            if let error = pasteboard.lastWriteError {
+            let count: Int
+            do {
+                count = try pasteboard.pasteboard.write([item])
+            } catch {
                 HostIO.error("sharebroker copy: \(error); nothing was written")
                 throw ExitCode(HostExit.ioError)
             }
@@ -62,11 +65,6 @@ struct CopyCommand: ParsableCommand {
         }
         switch result.action {
         case .writeClear, .writeSealed:
-            if let error = session.pasteboard.lastWriteError {
-                HostIO.error("sharebroker copy: \(error); nothing was written")
-                _ = session.confirm(host)
-                throw ExitCode(HostExit.ioError)
-            }
             let confirmed = session.confirm(host)
             HostIO.out("copied \(result.action == .writeSealed ? "sealed" : "clear") \(session.pasteboard.pasteboard.read().changeCount)")
             session.pasteboard.holdAfterCopy()

@@ -4,6 +4,7 @@ import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import ShareBrokerLinux
+import ShareBrokerTesting
 
 /// Options every host command shares: where the agent and the host pasteboard are.
 struct HostOptions: ParsableArguments {
@@ -111,13 +112,15 @@ final class HostPasteboard: @unchecked Sendable {
         }
     }
 
-    /// Why the last write failed, if it did.
-    var lastWriteError: String? {
-        file?.lastWriteError?.description ?? x11?.lastWriteError?.description ?? wayland?.lastWriteError?.description
+    /// Follows `broker`'s app config for the placeholder a desktop clipboard offers.
+    func followPlaceholder(of broker: ShareBroker) {
+        x11?.followPlaceholder(of: broker)
+        wayland?.followPlaceholder(of: broker)
     }
 
     /// After a copy: a desktop clipboard is served by the copying process, so on X11 this hands
-    /// the item to a running clipboard manager, or else serves it until another app copies.
+    /// the item to a running clipboard manager, or else serves it until another app copies; on
+    /// Wayland it serves it until another app copies.
     func holdAfterCopy() {
         if let wayland {
             // Wayland has no clipboard-manager hand-off: the compositor drops a selection whose
@@ -135,12 +138,6 @@ final class HostPasteboard: @unchecked Sendable {
             while x11.ownsClipboard { usleep(50_000) }
         }
         x11.close(handOffTimeout: .zero)
-    }
-
-    /// Follows `broker`'s app config for the placeholder a desktop clipboard offers.
-    func followPlaceholder(of broker: ShareBroker) {
-        x11?.followPlaceholder(of: broker)
-        wayland?.followPlaceholder(of: broker)
     }
 }
 

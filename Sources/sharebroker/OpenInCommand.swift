@@ -4,6 +4,7 @@ import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import ShareBrokerLinux
+import ShareBrokerTesting
 
 /// How a host command hands things to other apps.
 enum HandOffMode: String, ExpressibleByArgument, CaseIterable {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ShareBroker
 import ShareBrokerAgentClient
+import ShareBrokerTesting
 
 /// `sharebroker watch`: stays connected as a managed app and prints, one JSON object per line,
 /// what happens: connection, keys, pushes applied with their acknowledgments, receipts,

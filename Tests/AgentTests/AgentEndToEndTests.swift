@@ -3,6 +3,7 @@ import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import Testing
+import ShareBrokerTesting
 
 /// End to end, with real processes: the agent, copies of the CLI at registered paths, an
 /// unregistered copy, raw sockets. Each test has its own runtime folder and agent.
@@ -487,7 +488,7 @@ struct AgentClientInProcessTests {
         #expect(refused.action == .blocked)
         #expect(pasteboard.read() == before)
         #expect(throws: SecureServicesError.unavailable) { try client.keyRing(for: welcome.app) }
-        pasteboard.write([.text("plain")])
+        try pasteboard.write([.text("plain")])
         #expect(broker.paste()?.bytes == Array("plain".utf8))
 
         try h.startAgent()

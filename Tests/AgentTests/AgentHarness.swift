@@ -2,6 +2,7 @@ import Foundation
 import ShareBroker
 import ShareBrokerAgentProtocol
 import Testing
+import ShareBrokerLinux
 
 /// Runs the real binaries: `sharebrokerd`, and copies of `sharebroker` at registered paths
 /// (hard links, so each path is a different app to the agent), in a temporary runtime folder.

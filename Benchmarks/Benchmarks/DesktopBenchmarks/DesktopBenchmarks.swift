@@ -15,6 +15,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import ShareBrokerTesting
 
 /// Per call: `cp SRC DST` (a process, as a user or script would copy), timed inside each sample of
 /// the paired benchmark, and ours over it in thousandths.

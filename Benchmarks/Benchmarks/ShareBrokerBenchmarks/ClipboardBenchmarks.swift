@@ -5,6 +5,7 @@
 import Benchmark
 import BenchmarkSupport
 import ShareBroker
+import ShareBrokerTesting
 
 let clipboardAppID = "com.acme.bench"
 

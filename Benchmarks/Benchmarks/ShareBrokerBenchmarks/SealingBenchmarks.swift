@@ -14,6 +14,7 @@ import Benchmark
 import BenchmarkSupport
 import CSodiumBench
 import ShareBroker
+import ShareBrokerCrypto
 
 /// The item type every sealing benchmark uses (22 bytes: a 57-byte envelope header).
 let benchItemType = PasteboardItem.textType

@@ -8,6 +8,7 @@ import Benchmark
 import BenchmarkSupport
 import CSodiumBench
 import ShareBroker
+import ShareBrokerTesting
 
 // MARK: - Discarding platform adapters (the embedded ones record everything and grow without bound)
 

@@ -17,6 +17,7 @@ import Foundation
 import ShareBroker
 import ShareBrokerLinux
 import Synchronization
+import ShareBrokerTesting
 
 let ratioToClear = BenchmarkMetric.custom("ratioToClearPermille", polarity: .prefersSmaller, useScalingFactor: false)
 

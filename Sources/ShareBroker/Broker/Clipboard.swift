@@ -1,3 +1,5 @@
+import ShareBrokerCrypto
+
 /// Why a copy or paste could not be carried out at all (a policy block is a normal outcome).
 public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The item is larger than ``EnvelopeFormat/maxPlaintextSize``; nothing was written. Copy less.
@@ -9,6 +11,9 @@ public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A copy of several representations gave none, more than ``SealedSet/maxEnvelopes``, or
     /// the same type twice; nothing was written.
     case invalidRepresentations(count: Int)
+    /// The platform's pasteboard refused the write (`reason` is the adapter's error); the
+    /// pasteboard keeps what it had. Try again, or check the pasteboard adapter.
+    case pasteboardWriteFailed(reason: String)
 
     public var description: String {
         switch self {
@@ -19,6 +24,8 @@ public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
         case .webView(let e): e.description
         case .invalidRepresentations(let count):
             "a copy carries 1 to \(SealedSet.maxEnvelopes) representations of distinct types (this one had \(count)); nothing was written"
+        case .pasteboardWriteFailed(let reason):
+            "the pasteboard refused the write (\(reason)); nothing was written"
         }
     }
 }
@@ -32,7 +39,7 @@ public struct CopyResult: Sendable, Hashable {
 }
 
 /// Reading the general pasteboard: clear items as they are, sealed items only with the group keys.
-public enum PasteboardReader {
+package enum PasteboardReader {
     /// The first item on `items` that a reader holding `keyRing` (or none) can read, in plaintext.
     /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as
     /// nothing and the next item is tried: a desktop clipboard offers a SecureCopy item's sealed
@@ -97,26 +104,30 @@ extension ShareBroker {
         var decision = TransferRules.copy(managed: managed, in: snapshot)
         switch decision.action {
         case .writeClear:
-            record(write: platform.pasteboard.write(representations))
+            try write(representations)
             logger.debug("copied in the clear", metadata: ["type": .string(representations[0].type),
                                                            "representations": .stringConvertible(representations.count),
                                                            "bytes": .stringConvertible(total)])
         case .writeSealed:
+            var sealed: [PasteboardItem] = []
+            var keyID: UInt32 = 0
             do {
                 let ring = try platform.secureServices.keyRing(for: appID)
-                var sealed: [PasteboardItem] = []
                 sealed.reserveCapacity(representations.count)
                 for item in representations {
                     sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type)))
                 }
-                record(write: platform.pasteboard.write(sealed))
-                logger.debug("copied sealed", metadata: ["type": .string(representations[0].type),
-                                                         "representations": .stringConvertible(representations.count),
-                                                         "keyID": .stringConvertible(ring.currentKeyID)])
+                keyID = ring.currentKeyID
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
                 decision = CopyDecision(action: .blocked, rule: .noKeys, notifiesApp: false,
                                         generation: decision.generation)
+            }
+            if decision.action == .writeSealed {
+                try write(sealed)
+                logger.debug("copied sealed", metadata: ["type": .string(representations[0].type),
+                                                         "representations": .stringConvertible(representations.count),
+                                                         "keyID": .stringConvertible(keyID)])
             }
         case .blocked:
             break
@@ -140,6 +151,18 @@ extension ShareBroker {
             ring = try? platform.secureServices.keyRing(for: appID)
         }
         return PasteboardReader.readable(platform.pasteboard.read().items, keyRing: ring)
+    }
+
+    /// Writes to the platform's pasteboard and records the write as this app's (for a retire's
+    /// "clear if nobody wrote since"); a refused write is reported to the copy, not recorded.
+    private func write(_ items: [PasteboardItem]) throws(ClipboardError) {
+        let changeCount: Int
+        do {
+            changeCount = try platform.pasteboard.write(items)
+        } catch {
+            throw .pasteboardWriteFailed(reason: String(describing: error))
+        }
+        record(write: changeCount)
     }
 
     private func record(write changeCount: Int) {

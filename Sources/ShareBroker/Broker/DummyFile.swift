@@ -3,7 +3,7 @@
 /// Its name is `withheld-<32 random hex digits>.sbwithheld`: no app registers that extension, so
 /// no app opens it as the original type; it holds no part of the original name. Its content is
 /// empty: zero bytes cannot carry any byte of the original, nor reveal its size.
-public enum DummyFile {
+package enum DummyFile {
     /// The extension of every dummy; no app opens it.
     public static let fileExtension = "sbwithheld"
 

@@ -11,7 +11,8 @@ public enum TransferChannel: String, Sendable, Hashable, CaseIterable {
 
 /// The decisions themselves: pure functions of one snapshot and one request. No I/O, no
 /// allocation; ``ShareBroker`` acts on what they return.
-public enum TransferRules {
+@usableFromInline
+package enum TransferRules {
     /// The gate every rule passes first: before ready, or while the user is not authorized
     /// (retired included), everything is blocked.
     @inlinable
@@ -25,7 +26,7 @@ public enum TransferRules {
 
     /// Whether a document may go to `target` through `channel`.
     @inlinable
-    public static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
+    package static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {
         case .authorized:

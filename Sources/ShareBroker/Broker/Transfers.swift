@@ -1,3 +1,5 @@
+import ShareBrokerCrypto
+
 /// A document the app wants to hand to another app.
 public struct OutboundDocument: Sendable, Hashable {
     /// Its file name, as the receiving app would see it.
@@ -32,7 +34,7 @@ public struct TransferResult: Sendable, Hashable {
 
 /// What a platform hand-off is asked to do once the broker has decided (see
 /// ``ShareBroker/openIn(documentNamed:target:via:handOff:)``).
-public struct HandOffRequest: Sendable, Hashable {
+package struct HandOffRequest: Sendable, Hashable {
     /// The name to hand over: the document's own name when ``delivers``, else a fresh mangled name.
     public var name: String
     /// Whether the document's bytes may go; when false the target gets an empty file.
@@ -78,10 +80,10 @@ extension ShareBroker {
     /// by `handOff`: for platform adapters that copy a document from a file and start the target
     /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
     /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.
-    public func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
+    package func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
                        handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(TransferError) -> TransferResult {
         do {
-            try InMemoryOutbox.validate(name: name)
+            try HandOverName.validate(name)
         } catch {
             throw .outbox(error)
         }

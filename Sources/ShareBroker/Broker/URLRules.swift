@@ -40,7 +40,7 @@ public struct URLDecision: Sendable, Hashable {
 }
 
 /// Decisions for URLs handed to other apps: documents encoded in custom URLs are transfers too.
-public enum URLRules {
+package enum URLRules {
     /// The URL's scheme, lower-cased, or an error when it has none.
     public static func scheme(of url: String) throws(URLRequestError) -> String {
         guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { throw .missingScheme }

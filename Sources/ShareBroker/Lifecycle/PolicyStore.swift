@@ -2,7 +2,7 @@ import Synchronization
 
 /// Holds the current ``PolicySnapshot``. Readers take the whole snapshot in one atomic step;
 /// the lifecycle, the only writer, replaces it whole. No reader can see half an update.
-public final class PolicyStore: Sendable {
+package final class PolicyStore: Sendable {
     private let current: Mutex<PolicySnapshot>
 
     /// Starts from `initial`.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One item on the general pasteboard: a type id and bytes.
 public struct PasteboardItem: Sendable, Hashable {
     /// Plain text, UTF-8.
@@ -29,38 +27,13 @@ public protocol Pasteboard: Sendable {
     /// What is on the pasteboard now, and its change count.
     func read() -> (items: [PasteboardItem], changeCount: Int)
     /// Replaces the contents; returns the new change count.
+    ///
+    /// - Throws: the adapter's own error when the platform refused the write; the pasteboard
+    ///   then keeps exactly what it had, and the copy that asked reports
+    ///   ``ClipboardError/pasteboardWriteFailed(reason:)``.
     @discardableResult
-    func write(_ items: [PasteboardItem]) -> Int
+    func write(_ items: [PasteboardItem]) throws -> Int
     /// Empties the pasteboard only if nobody wrote to it since `changeCount`; returns whether it did.
     @discardableResult
     func clear(ifChangeCount changeCount: Int) -> Bool
-}
-
-/// The embedded default ``Pasteboard``: in memory, shared by whoever holds the instance.
-public final class InMemoryPasteboard: Pasteboard {
-    private let state = Mutex<(items: [PasteboardItem], changeCount: Int)>(([], 0))
-
-    /// Creates an empty pasteboard.
-    public init() {}
-
-    public func read() -> (items: [PasteboardItem], changeCount: Int) { state.withLock { $0 } }
-
-    @discardableResult
-    public func write(_ items: [PasteboardItem]) -> Int {
-        state.withLock { state in
-            state.items = items
-            state.changeCount += 1
-            return state.changeCount
-        }
-    }
-
-    @discardableResult
-    public func clear(ifChangeCount changeCount: Int) -> Bool {
-        state.withLock { state in
-            guard state.changeCount == changeCount else { return false }
-            state.items = []
-            state.changeCount += 1
-            return true
-        }
-    }
 }

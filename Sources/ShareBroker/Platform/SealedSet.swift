@@ -1,3 +1,5 @@
+import ShareBrokerCrypto
+
 /// The byte format a desktop clipboard carries under its private sealed target
 /// (``targetName``): the sealed envelopes of every representation of one copied item, in the
 /// order the app gave them. Defined in docs/FORMATS.md ("Sealed target on the desktop

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A transfer the broker refused, as the server's audit log receives it. Never carries content.
 public struct BlockedAttemptRecord: Sendable, Hashable {
     /// What was attempted: `openIn`, `openURL`, `composeMail`, `print`, `dragAndDrop`, `copy`.
@@ -31,36 +29,4 @@ public protocol ServerReportSink: Sendable {
     func blockedAttempt(_ record: BlockedAttemptRecord)
     /// A retire wiped the app: what was erased and what could not be.
     func wiped(_ report: WipeReport)
-}
-
-/// The embedded default ``ServerReportSink``: records everything in memory, in order.
-public final class RecordingReportSink: ServerReportSink {
-    private let state = Mutex<([AcknowledgmentRecord], [BlockedAttemptRecord], [WipeReport])>(([], [], []))
-
-    /// Creates an empty sink.
-    public init() {}
-
-    /// Records an acknowledgment.
-    public func acknowledged(_ record: AcknowledgmentRecord) {
-        state.withLock { $0.0.append(record) }
-    }
-
-    /// Records a blocked attempt.
-    public func blockedAttempt(_ record: BlockedAttemptRecord) {
-        state.withLock { $0.1.append(record) }
-    }
-
-    /// Records a wipe report.
-    public func wiped(_ report: WipeReport) {
-        state.withLock { $0.2.append(report) }
-    }
-
-    /// Every wipe report so far, in order.
-    public var wipeReports: [WipeReport] { state.withLock { $0.2 } }
-
-    /// Every acknowledgment so far, in order.
-    public var acknowledgments: [AcknowledgmentRecord] { state.withLock { $0.0 } }
-
-    /// Every blocked attempt so far, in order.
-    public var blockedAttempts: [BlockedAttemptRecord] { state.withLock { $0.1 } }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Which app the platform says opens a URL scheme.
 public enum SchemeAssociation: Sendable, Hashable {
     /// The platform has no association of its own: the device table (``DeviceApps``) decides.
@@ -24,19 +22,4 @@ public protocol URLOpener: Sendable {
 extension URLOpener {
     /// The device table decides (the embedded default).
     public func association(forScheme scheme: String) -> SchemeAssociation { .deviceTable }
-}
-
-/// The embedded default ``URLOpener``: records what was opened, in order.
-public final class RecordingURLOpener: URLOpener {
-    private let opened = Mutex<[(url: String, handler: String)]>([])
-
-    /// Creates an empty recorder.
-    public init() {}
-
-    public func open(_ url: String, in handler: String) {
-        opened.withLock { $0.append((url, handler)) }
-    }
-
-    /// Every URL opened so far, with its handler.
-    public var openedURLs: [(url: String, handler: String)] { opened.withLock { $0 } }
 }

@@ -12,7 +12,7 @@ public enum ServerConfigKey {
 }
 
 /// Bundle ids with a fixed meaning in the Open In rules.
-public enum WellKnownApp {
+package enum WellKnownApp {
     /// The native mail app.
     public static let nativeMail = "com.apple.mobilemail"
     /// The mail share activity; whitelisting native mail needs both this id and ``nativeMail``.

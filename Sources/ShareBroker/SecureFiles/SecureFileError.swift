@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBrokerCrypto
 
 /// AppConnect's `ACError` codes, which secure file I/O reports (raw values as the iOS SDK
 /// defines them). Every ``SecureFileError`` maps to one through ``SecureFileError/code``.

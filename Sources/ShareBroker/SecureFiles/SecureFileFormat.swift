@@ -14,7 +14,7 @@
 /// data `header[0..<48] || i (u32)` and tag `FINAL` on the last chunk, `MESSAGE` on the others.
 /// Every chunk but the last holds exactly `C` bytes; the last holds `P mod C` (possibly none),
 /// so a writer seals each full chunk as soon as it has it.
-public enum SecureFileFormat {
+package enum SecureFileFormat {
     /// The first four bytes of every secure file: `0x89 'S' 'B' 'F'` (not valid UTF-8, so no
     /// text file starts with it).
     public static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x46]

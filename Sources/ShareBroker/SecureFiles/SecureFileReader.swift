@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBrokerCrypto
 
 /// Random-access reads of one encrypted file, in bounded memory; made by
 /// ``SecureFileStore/open(_:)``.

@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBrokerCrypto
+import ShareBrokerPOSIX
 
 /// The app's own sensitive files, encrypted at rest, in one folder.
 ///

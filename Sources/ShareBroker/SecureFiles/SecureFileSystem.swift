@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBrokerPOSIX
 
 /// The POSIX calls secure files need, with `EINTR` and short transfers handled and failures
 /// turned into ``SecureFileError``. Not Foundation: it neither fsyncs nor creates with `O_EXCL`.

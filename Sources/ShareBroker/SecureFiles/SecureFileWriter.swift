@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBrokerCrypto
+import ShareBrokerPOSIX
 
 /// Writes one encrypted file as a stream, in bounded memory; made by
 /// ``SecureFileStore/createFile(_:)``.

@@ -10,7 +10,8 @@ import Synchronization
 // is exact.
 //
 // So this module declares its own `Mutex`, which shadows the Synchronization one in every file
-// here (no call site changes):
+// here (no call site changes), and shares it (`ShareBrokerMutex`, package access) with the
+// package's other modules, which shadow `Mutex` with it the same way:
 // * in ordinary builds it *is* `Synchronization.Mutex` (a typealias: nothing added);
 // * built with `-DSHAREBROKER_TSAN` (`make sanitize-thread` passes it with `--sanitize=thread`),
 //   it is a lock plus the value's storage, and each critical section tells TSan it acquires and
@@ -23,7 +24,7 @@ private func tsanAcquire(_ address: UnsafeRawPointer)
 private func tsanRelease(_ address: UnsafeRawPointer)
 
 /// `Synchronization.Mutex` with ThreadSanitizer annotations (`-DSHAREBROKER_TSAN` builds only).
-struct Mutex<Value: ~Copyable>: ~Copyable {
+package struct ShareBrokerMutex<Value: ~Copyable>: ~Copyable {
     /// The lock and the value, in a class: its `let`s are read without exclusivity checks, which
     /// TSan would otherwise report (they run before the annotation).
     private final class Locked {
@@ -43,11 +44,11 @@ struct Mutex<Value: ~Copyable>: ~Copyable {
 
     private let locked: Locked
 
-    init(_ initialValue: consuming sending Value) {
+    package init(_ initialValue: consuming sending Value) {
         locked = Locked(initialValue)
     }
 
-    borrowing func withLock<Result: ~Copyable, E: Error>(
+    package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         let locked = self.locked
@@ -61,8 +62,12 @@ struct Mutex<Value: ~Copyable>: ~Copyable {
     }
 }
 
-extension Mutex: @unchecked Sendable where Value: ~Copyable {}
+extension ShareBrokerMutex: @unchecked Sendable where Value: ~Copyable {}
 #else
 /// `Synchronization.Mutex` (see the top of this file for the ThreadSanitizer build).
-typealias Mutex<Value: ~Copyable> = Synchronization.Mutex<Value>
+package typealias ShareBrokerMutex<Value: ~Copyable> = Synchronization.Mutex<Value>
 #endif
+
+/// Every module of the package that locks declares this same shadow (one line), so its files
+/// say `Mutex` and get the annotated lock in ThreadSanitizer builds.
+typealias Mutex<Value: ~Copyable> = ShareBrokerMutex<Value>

@@ -19,7 +19,7 @@ public protocol ExternalURLDelegate: Sendable {
 /// anything unexpected counts as external, the safe side. End a host prefix with `/`
 /// (`https://docs.acme.com/`) so that `https://docs.acme.com.evil.example/` does not match.
 /// With no prefixes every URL is external; an empty prefix makes every URL internal.
-public struct PrefixExternalURLDelegate: ExternalURLDelegate, Hashable {
+package struct PrefixExternalURLDelegate: ExternalURLDelegate, Hashable {
     /// The prefixes of internal URLs.
     public let internalPrefixes: [String]
 

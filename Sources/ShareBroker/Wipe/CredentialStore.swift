@@ -36,7 +36,7 @@ public protocol CredentialStore: Sendable {
 /// Files are named by the hex of the id (so no id can escape the folder), have mode 0600, and are
 /// written atomically and durably (temporary file, fsync, rename, fsync of the folder). The
 /// secrets are stored as given: encrypt them first if the device's disk is not encrypted.
-public final class FileCredentialStore: CredentialStore {
+package final class FileCredentialStore: CredentialStore {
     /// The folder that holds the credential files; created on the first save.
     public let directory: String
 

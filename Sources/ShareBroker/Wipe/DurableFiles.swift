@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ShareBrokerCrypto
+import ShareBrokerPOSIX
 
 /// A file-system call that failed during a wipe or while keeping the wipe journal.
 ///

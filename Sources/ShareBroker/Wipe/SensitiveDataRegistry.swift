@@ -114,7 +114,7 @@ public final class SensitiveDataRegistry: Sendable {
 /// Overwriting before unlinking is deliberately not done: on flash storage, copy-on-write and
 /// journaling file systems an overwrite goes to new blocks and leaves the old ones in place, so
 /// it only costs time. Erasure of the blocks is the job of the device's disk encryption.
-public struct RegisteredFilesEraser: SensitiveDataEraser {
+package struct RegisteredFilesEraser: SensitiveDataEraser {
     /// The registry whose locations are erased.
     public let registry: SensitiveDataRegistry
 
@@ -134,7 +134,7 @@ public struct RegisteredFilesEraser: SensitiveDataEraser {
 }
 
 /// Deletes every credential id of a ``SensitiveDataRegistry`` from its ``CredentialStore``.
-public struct RegisteredCredentialsEraser: SensitiveDataEraser {
+package struct RegisteredCredentialsEraser: SensitiveDataEraser {
     /// The registry whose credentials are deleted.
     public let registry: SensitiveDataRegistry
 
@@ -162,7 +162,7 @@ public struct RegisteredCredentialsEraser: SensitiveDataEraser {
 }
 
 /// Some of what an eraser holds could not be erased; the rest was.
-public struct SensitiveDataWipeError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct SensitiveDataWipeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One line per item that could not be erased: what, why, and what to do.
     public var failures: [String]
 

@@ -34,7 +34,7 @@ final class WaylandConnection: @unchecked Sendable {
         var ownOffer: [WaylandRepresentations.Offer]?
         var governsPrimary = false
     }
-    private let shared = Locked(Shared())
+    private let shared = Mutex(Shared())
 
     // Event thread only.
     private var registry: OpaquePointer?
@@ -49,7 +49,7 @@ final class WaylandConnection: @unchecked Sendable {
     private var ownSources: [WaylandPasteboard.Selection: OpaquePointer] = [:]
     private var callbacks: [UInt: (Bool) -> Void] = [:]
     private var pendingWriteEnds: [Int32] = []
-    private let transfers = Locked(0)
+    private let transfers = Mutex(0)
 
     // Listener tables, alive as long as the connection.
     private let registryListener = UnsafeMutablePointer<wl_registry_listener>.allocate(capacity: 1)
@@ -427,8 +427,7 @@ final class WaylandConnection: @unchecked Sendable {
             return
         }
         let idle = configuration.transferTimeout
-        let transfers = self.transfers
-        let started = startDetachedThread {
+        let started = startDetachedThread { [self] in
             serveAndClose(fd, bytes, idleTimeout: idle)
             transfers.withLock { $0 -= 1 }
         }

@@ -123,8 +123,7 @@ public final class WaylandPasteboard: Pasteboard {
     /// The configuration it was made with.
     public let configuration: Configuration
     private let connection: WaylandConnection
-    private let lastError = Locked<WaylandPasteboardError?>(nil)
-    private let placeholderSource = Locked<(@Sendable () -> String?)?>(nil)
+    private let placeholderSource = Mutex<(@Sendable () -> String?)?>(nil)
 
     /// Connects to the compositor and binds the data-control protocol and the seat.
     /// - Throws: ``WaylandPasteboardError`` when there is no compositor, no data-control
@@ -164,10 +163,6 @@ public final class WaylandPasteboard: Pasteboard {
         guard let configured, !configured.isEmpty else { return ServerConfigKey.defaultClipboardPlaceholder }
         return configured
     }
-
-    /// The error of the last ``write(_:)`` or ``clear(ifChangeCount:)`` that failed; `nil` after
-    /// one that succeeded.
-    public var lastWriteError: WaylandPasteboardError? { lastError.withLock { $0 } }
 
     /// Whether this pasteboard owns the clipboard now (as far as the events read so far tell).
     public var ownsClipboard: Bool { connection.ownsClipboard }
@@ -231,18 +226,13 @@ public final class WaylandPasteboard: Pasteboard {
         return (items, connection.changeCount)
     }
 
-    /// ``setSelection(_:)``; on failure the selections keep their owner, the returned change
-    /// count is the unchanged one, and ``lastWriteError`` says why.
+    /// ``setSelection(_:)``: returns the new change count.
+    ///
+    /// - Throws: ``WaylandPasteboardError`` when the selection could not be set; the
+    ///   selections then keep their owner.
     @discardableResult
-    public func write(_ items: [PasteboardItem]) -> Int {
-        do {
-            let count = try setSelection(items)
-            lastError.withLock { $0 = nil }
-            return count
-        } catch {
-            lastError.withLock { $0 = error }
-            return connection.changeCount
-        }
+    public func write(_ items: [PasteboardItem]) throws(WaylandPasteboardError) -> Int {
+        try setSelection(items)
     }
 
     /// Releases the selections this pasteboard still owns if nobody (here or in another client)
@@ -253,10 +243,8 @@ public final class WaylandPasteboard: Pasteboard {
             let cleared: Bool = try connection.perform("release the selection", timeout: configuration.requestTimeout) { connection, completion in
                 connection.release(ifChangeCount: changeCount, completion: completion)
             }
-            lastError.withLock { $0 = nil }
             return cleared
         } catch {
-            lastError.withLock { $0 = error }
             return false
         }
     }

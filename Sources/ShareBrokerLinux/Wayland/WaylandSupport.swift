@@ -3,36 +3,10 @@ import Glibc
 #endif
 import Dispatch
 
-/// A value behind a `pthread_mutex_t`. (ThreadSanitizer understands pthread mutexes natively,
-/// unlike a contended `Synchronization.Mutex`: Sources/ShareBroker/Support/Mutex.swift.)
-final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
-}
-
 /// A result handed from the event thread to a waiting caller, at most once.
 final class Completion<T: Sendable>: @unchecked Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let slot = Locked<T?>(nil)
+    private let slot = Mutex<T?>(nil)
 
     /// Delivers `value` unless a value was already delivered.
     func complete(_ value: T) {

@@ -2,6 +2,7 @@ import CXCB
 import Dispatch
 import ShareBroker
 import Synchronization
+import ShareBrokerCrypto
 
 /// The X11 clipboard as the general ``Pasteboard``: the `CLIPBOARD` and `PRIMARY` selections.
 ///
@@ -63,7 +64,6 @@ public final class X11Pasteboard: Pasteboard {
     private let server: SelectionServer
     private let reader: Mutex<SelectionReader>
     private let written = Mutex<[PasteboardItem]>([])
-    private let lastError = Mutex<X11PasteboardError?>(nil)
     private let placeholderSource = Mutex<(@Sendable () -> String?)?>(nil)
 
     /// Connects to the X server (two connections: one serving, one reading) and starts serving.
@@ -99,10 +99,6 @@ public final class X11Pasteboard: Pasteboard {
         return configured
     }
 
-    /// The error of the last ``write(_:)`` or ``clear(ifChangeCount:)`` that failed; `nil` after
-    /// one that succeeded.
-    public var lastWriteError: X11PasteboardError? { lastError.withLock { $0 } }
-
     /// Whether this app owns `CLIPBOARD` now (as far as the events read so far tell).
     public var ownsClipboard: Bool { server.state.ownsClipboard }
 
@@ -121,32 +117,12 @@ public final class X11Pasteboard: Pasteboard {
         return (items, server.state.changeCount)
     }
 
-    /// Puts `items` on the clipboard (all clear, or all sealed). On failure the clipboard keeps
-    /// its owner, the returned change count is the unchanged one, and ``lastWriteError`` says why.
+    /// Puts `items` on the clipboard (all clear, or all sealed) and returns the new change count.
+    ///
+    /// - Throws: ``X11PasteboardError`` when the clipboard could not be taken; it then keeps
+    ///   its owner.
     @discardableResult
-    public func write(_ items: [PasteboardItem]) -> Int {
-        do {
-            let count = try throwingWrite(items)
-            lastError.withLock { $0 = nil }
-            return count
-        } catch {
-            lastError.withLock { $0 = error }
-            return server.state.changeCount
-        }
-    }
-
-    /// Releases the selections if this app owns them and nobody copied since `changeCount`.
-    @discardableResult
-    public func clear(ifChangeCount changeCount: Int) -> Bool {
-        let released = server.perform { $0.release(ifChangeCount: changeCount) } ?? false
-        if released { written.withLock { $0 = [] } }
-        return released
-    }
-
-    // MARK: Beyond the protocol
-
-    /// The throwing write behind ``write(_:)``.
-    func throwingWrite(_ items: [PasteboardItem]) throws(X11PasteboardError) -> Int {
+    public func write(_ items: [PasteboardItem]) throws(X11PasteboardError) -> Int {
         if items.isEmpty {
             _ = server.perform { $0.release(ifChangeCount: nil) }
             written.withLock { $0 = [] }
@@ -166,6 +142,16 @@ public final class X11Pasteboard: Pasteboard {
             throw .timedOut("taking the clipboard")
         }
     }
+
+    /// Releases the selections if this app owns them and nobody copied since `changeCount`.
+    @discardableResult
+    public func clear(ifChangeCount changeCount: Int) -> Bool {
+        let released = server.perform { $0.release(ifChangeCount: changeCount) } ?? false
+        if released { written.withLock { $0 = [] } }
+        return released
+    }
+
+    // MARK: Beyond the protocol
 
     /// Reads `selection` (`CLIPBOARD` or `PRIMARY`) as ``read()`` does, without the shortcut for
     /// this app's own items.

@@ -70,8 +70,8 @@ public struct IntuneImport: Sendable, Hashable {
         let width = min(44, fields.map { $0.field.count + $0.value.count + 3 }.max() ?? 0)
         for f in fields {
             let head = "\(f.field) = \(f.value)"
-            lines.append("  " + f.status.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0) + " "
-                         + head.padding(toLength: max(width, head.count), withPad: " ", startingAt: 0) + "  " + f.detail)
+            lines.append("  " + f.status.rawValue.padded(to: 13) + " "
+                         + head.padded(to: width) + "  " + f.detail)
         }
         if !unsourced.isEmpty {
             lines.append("")

@@ -6,6 +6,7 @@ import ShareBroker
 import ShareBrokerLinux
 import Synchronization
 import Testing
+import ShareBrokerTesting
 
 /// A temporary XDG tree with desktop entries of small recording apps (shell scripts that copy the
 /// file they were given, or write down the URL, into a records folder), a `mimeapps.list` naming

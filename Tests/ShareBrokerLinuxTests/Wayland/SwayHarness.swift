@@ -3,6 +3,7 @@ import ShareBroker
 @testable import ShareBrokerLinux
 import Synchronization
 import Testing
+import ShareBrokerTesting
 
 /// The real tools the Wayland tests drive, and why the tests skip when one is missing.
 enum WaylandTools {

@@ -3,6 +3,8 @@ import PropertyBased
 import ShareBroker
 @testable import ShareBrokerLinux
 import Testing
+import ShareBrokerCrypto
+import ShareBrokerTesting
 
 /// The Wayland clipboard adapter against a headless sway each test starts itself and the real
 /// `wl-copy` / `wl-paste` (wl-clipboard).
@@ -259,7 +261,7 @@ struct WaylandClipboardTests {
         #expect(types.isEmpty, "the compositor dropped the selection with its client")
         #expect(try sway.types(["--primary"]).isEmpty)
         #expect(throws: WaylandPasteboardError.closed, "a closed pasteboard refuses writes, saying why") {
-            try app.pasteboard.setSelection([.text("late")])
+            try app.pasteboard.write([.text("late")])
         }
     }
 
@@ -333,18 +335,23 @@ struct WaylandClipboardTests {
         #expect(try app.broker.copy(.text("before")).action == .writeClear)
         sway.stop()
         let deadline = ContinuousClock.now + .seconds(3)
-        var failure: WaylandPasteboardError?
-        while failure == nil && ContinuousClock.now < deadline {
-            do throws(WaylandPasteboardError) {
-                try app.pasteboard.setSelection([.text("after")])
+        var refusal: WaylandPasteboardError?
+        while refusal == nil && ContinuousClock.now < deadline {
+            do {
+                try app.pasteboard.write([.text("after")])
                 usleep(20_000)
             } catch {
-                failure = error
+                refusal = error
             }
         }
-        guard case .connectionLost = failure else {
-            Issue.record("expected connectionLost, got \(String(describing: failure))")
+        guard case .connectionLost = refusal else {
+            Issue.record("expected connectionLost, got \(String(describing: refusal))")
             return
+        }
+        // The broker reports the same refusal to the copy that caused it.
+        let failedCopy = #expect(throws: ClipboardError.self) { try app.broker.copy(.text("after")) }
+        if case .pasteboardWriteFailed? = failedCopy {} else {
+            Issue.record("expected pasteboardWriteFailed, got \(String(describing: failedCopy))")
         }
         #expect(app.pasteboard.read().items.isEmpty)
         #expect(!app.pasteboard.ownsClipboard)

@@ -2,6 +2,7 @@ import Glibc
 import ShareBroker
 @testable import ShareBrokerLinux
 import Testing
+import ShareBrokerCrypto
 
 /// What a Wayland copy offers and what a paste makes of what it read, without a compositor.
 @Suite("Wayland representations: what a copy offers, what a paste reads")

@@ -3,6 +3,8 @@ import PropertyBased
 import ShareBroker
 @testable import ShareBrokerLinux
 import Testing
+import ShareBrokerCrypto
+import ShareBrokerTesting
 
 /// The X11 clipboard adapter against a private Xvfb and the real `xclip` / `xsel`.
 @Suite("X11 clipboard against Xvfb, xclip and xsel", .serialized, .enabled(if: X11Tools.available, X11Tools.skipReason))

@@ -4,6 +4,7 @@ import ShareBroker
 @testable import ShareBrokerLinux
 import Synchronization
 import Testing
+import ShareBrokerTesting
 
 /// The real tools the X11 tests drive, and why the tests skip when one is missing.
 enum X11Tools {

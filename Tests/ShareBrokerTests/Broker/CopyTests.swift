@@ -1,6 +1,7 @@
 import PropertyBased
 import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureCopy: copy and paste")
 struct CopyTests {

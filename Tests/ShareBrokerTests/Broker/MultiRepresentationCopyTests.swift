@@ -1,5 +1,6 @@
 import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("Copying several representations of one item")
 struct MultiRepresentationCopyTests {

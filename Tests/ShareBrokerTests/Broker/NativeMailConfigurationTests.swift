@@ -1,5 +1,6 @@
 import ShareBroker
 import Testing
+import ShareBrokerTesting
 
 /// Native mail as per-device configuration, and URL decisions that follow a platform's own
 /// scheme associations (the Linux desktop adapter's `x-scheme-handler` defaults).

@@ -1,5 +1,6 @@
 import ShareBroker
 import Testing
+import ShareBrokerTesting
 
 @Suite("Lifecycle, delegate and acknowledgments")
 struct LifecycleTests {

@@ -2,6 +2,7 @@ import Logging
 import ShareBroker
 import Synchronization
 import Testing
+import ShareBrokerTesting
 
 /// A swift-log back end that keeps every record it is given.
 final class CapturingLog: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 /// The committed envelope seeds of the fuzz harness (Fuzz/corpus/FuzzEnvelope) still mean what
 /// their names say, so a format change that silently turns them into garbage (and the fuzzer
@@ -10,7 +11,7 @@ struct FuzzCorpusTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The harness's fixed ring (Sources/FuzzEnvelope/main.swift, scripts/fuzz-seeds.py).
+    /// The harness's fixed ring (Fuzz/Sources/FuzzEnvelope/main.swift, scripts/fuzz-seeds.py).
     static func ring() throws -> KeyRing {
         let old = try KeyRing(current: GroupKey(id: 0x5342_0001, importing: (0..<32).map { UInt8(0xA0 + $0) }))
         return try old.rotated(to: GroupKey(id: 0x5342_0002, importing: (0..<32).map { UInt8($0) }))

@@ -1,6 +1,7 @@
 import CSodium
 import Testing
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// The envelope: layout, round trips at every size class, header binding, and readers that
 /// reject every malformed input with its own error.

@@ -1,5 +1,6 @@
 import Testing
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// One test per typed error: each case is triggered the way a caller would meet it, and its
 /// description says what happened.

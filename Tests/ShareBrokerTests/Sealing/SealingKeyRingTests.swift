@@ -1,5 +1,7 @@
 import Testing
 @testable import ShareBroker
+import ShareBrokerCrypto
+import ShareBrokerTesting
 
 /// Key rings: rotation keeps recent keys for opening, wipe zeroes everything, descriptions never
 /// show key bytes; and the in-process custodian.

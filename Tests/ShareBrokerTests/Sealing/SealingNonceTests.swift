@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// Nonces: unique across threads, a new prefix per epoch and in every fork child, and the cached
 /// HChaCha20 subkey always matching the prefix in the envelope.

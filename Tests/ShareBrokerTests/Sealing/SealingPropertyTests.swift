@@ -1,6 +1,7 @@
 import PropertyBased
 import Testing
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// Properties over random inputs: every sealed item round-trips; every single-bit flip and
 /// every truncation is rejected.

@@ -1,5 +1,6 @@
 import CSodium
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// Helpers shared by the Sealing suites.
 enum SealingFixture {

@@ -2,6 +2,7 @@ import CSodium
 import Foundation
 import Testing
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// Project Wycheproof's XChaCha20-Poly1305 vectors, run through the binding every envelope uses
 /// (``XChaCha20Poly1305``: HChaCha20 then ChaCha20-Poly1305-IETF) and, for the valid ones,

@@ -5,6 +5,7 @@ import Darwin
 #endif
 @testable import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureFile atomic writes")
 struct SecureFileAtomicityTests {

@@ -1,5 +1,6 @@
 @testable import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureFile keys, authorization and policy through the broker")
 struct SecureFileKeysAndPolicyTests {

@@ -6,6 +6,7 @@ import Darwin
 import PropertyBased
 @testable import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureFile properties and the 64 MiB file")
 struct SecureFilePropertyTests {

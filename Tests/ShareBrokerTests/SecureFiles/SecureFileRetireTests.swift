@@ -1,6 +1,7 @@
 import Foundation
 import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureFile retire")
 struct SecureFileRetireTests {

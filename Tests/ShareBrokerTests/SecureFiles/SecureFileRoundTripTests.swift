@@ -5,6 +5,7 @@ import Darwin
 #endif
 @testable import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureFile round trips and random access")
 struct SecureFileRoundTripTests {

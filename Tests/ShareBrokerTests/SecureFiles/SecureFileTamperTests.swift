@@ -1,5 +1,6 @@
 @testable import ShareBroker
 import Testing
+import ShareBrokerCrypto
 
 @Suite("SecureFile tampering: corruption, truncation, reordering, wrong keys")
 struct SecureFileTamperTests {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CSodium
 @testable import ShareBroker
+import ShareBrokerCrypto
 
 /// A fresh folder under the system temporary folder, removed (with its contents) when dropped.
 final class SecureFileScratchFolder {

@@ -1,5 +1,6 @@
 import ShareBroker
 import Synchronization
+import ShareBrokerTesting
 
 /// A delegate that implements a chosen set of optional callbacks, records every invocation and
 /// answers acknowledgments as told.

@@ -2,6 +2,7 @@ import Foundation
 import ShareBroker
 import Synchronization
 import Testing
+import ShareBrokerTesting
 
 @Suite("Wipe journal: retire journals its wipe, start finishes an interrupted one")
 struct WipeJournalTests {

@@ -1,6 +1,7 @@
 import Foundation
 import ShareBroker
 import Synchronization
+import ShareBrokerTesting
 
 /// A fresh folder under the temporary folder, removed by `cleanUp()`.
 struct ScratchFolder {

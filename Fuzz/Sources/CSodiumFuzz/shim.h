@@ -1,0 +1,4 @@
+#ifndef SHAREBROKER_BENCH_CSODIUM_SHIM_H
+#define SHAREBROKER_BENCH_CSODIUM_SHIM_H
+#include <sodium.h>
+#endif

@@ -1,0 +1,345 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSodium
+import Synchronization
+
+/// An item opened from a sealed envelope: its type and its plaintext.
+///
+/// Its descriptions and mirror show the type and the byte count, never the bytes, so logging
+/// an opened item does not leak it.
+public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable {
+    /// The pasteboard type the item was sealed with (authenticated).
+    public let itemType: String
+    /// The plaintext (authenticated).
+    public var plaintext: [UInt8]
+
+    /// Creates an opened item.
+    public init(itemType: String, plaintext: [UInt8]) {
+        self.itemType = itemType
+        self.plaintext = plaintext
+    }
+
+    /// Zeroes the plaintext's memory (`sodium_memzero`) and empties it. Call when done with it.
+    public mutating func zeroPlaintext() {
+        plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+        plaintext.removeAll()
+    }
+
+    /// The type and the byte count; never the plaintext.
+    public var description: String { "OpenedItem(itemType: \(itemType), \(plaintext.count) bytes)" }
+    /// Same as ``description``: the type and the byte count, never the plaintext.
+    public var debugDescription: String { description }
+    /// A mirror with the type and the byte count only, so `dump` does not print the plaintext.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["itemType": itemType, "byteCount": plaintext.count], displayStyle: .struct)
+    }
+}
+
+/// The group's keys: the current one, which seals, and recent ones kept for opening only, so
+/// that rotating does not make items sealed a moment ago unreadable.
+///
+/// ```swift
+/// let ring = try KeyRing.generate()
+/// let sealed = try ring.seal(Array("hello".utf8), itemType: "public.utf8-plain-text")
+/// let item = try ring.open(sealed)            // item.itemType, item.plaintext
+/// let next = try ring.rotated()               // seals with a new key, still opens `sealed`
+/// ```
+///
+/// Sealing writes a versioned envelope (``EnvelopeFormat``; `docs/FORMATS.md`) with
+/// XChaCha20-Poly1305-IETF. Nonces are a random per-process prefix and an atomic counter: no
+/// system call per item, safe across threads and forks. Items over
+/// ``EnvelopeFormat/chunkingThreshold`` are sealed in chunks with
+/// `crypto_secretstream_xchacha20poly1305`, so memory stays at one output buffer.
+///
+/// A ring is immutable apart from ``wipe()``; rings made by ``rotated(keepingRecent:)`` share
+/// the keys they have in common with this one (one copy of each secret per process). Neither
+/// the description nor the mirror shows key bytes, only key ids.
+public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable {
+    /// The key that seals.
+    package let current: KeyBox
+    /// Older keys, newest first, kept for opening.
+    package let previous: [KeyBox]
+    private let wipedFlag = Atomic<Bool>(false)
+
+    package init(current: KeyBox, previous: [KeyBox]) {
+        self.current = current
+        self.previous = previous
+    }
+
+    /// A ring of one fresh random key with a random 32-bit id.
+    ///
+    /// - Throws: ``SealingError/sodiumInitFailed``, ``SealingError/outOfSecureMemory``.
+    public static func generate() throws(SealingError) -> KeyRing {
+        try generate(nonces: .shared)
+    }
+
+    /// A ring of one fresh key whose nonces come from `nonces` (tests use small sources).
+    package static func generate(nonces: NonceSource) throws(SealingError) -> KeyRing {
+        try Sodium.ensureInitialized()
+        let key = try GroupKey.generate(id: randombytes_random())
+        return KeyRing(current: KeyBox(key: key, nonces: nonces), previous: [])
+    }
+
+    /// A ring whose current (and only) key is `key`, for custodians that receive keys from
+    /// elsewhere. Add older keys with ``rotated(to:keepingRecent:)``, oldest first.
+    ///
+    /// - Throws: ``SealingError/sodiumInitFailed``.
+    public convenience init(current key: consuming GroupKey) throws(SealingError) {
+        try Sodium.ensureInitialized()
+        self.init(current: KeyBox(key: key, nonces: .shared), previous: [])
+    }
+
+    /// The id of the key that seals.
+    public var currentKeyID: UInt32 { current.id }
+
+    /// Every key id this ring holds, current first, then newest to oldest.
+    public var keyIDs: [UInt32] { [current.id] + previous.map(\.id) }
+
+    /// Whether ``wipe()`` was called on this ring.
+    public var isWiped: Bool { wipedFlag.load(ordering: .acquiring) }
+
+    /// A new ring whose current key is fresh (random bytes, random id unused in this ring);
+    /// this ring's current key and up to `keepingRecent` keys in all (newest first) are kept for
+    /// opening. `keepingRecent` below zero counts as zero. This ring is unchanged.
+    ///
+    /// - Throws: ``SealingError/wiped`` if this ring was wiped; ``SealingError/outOfSecureMemory``.
+    public func rotated(keepingRecent: Int = 4) throws(SealingError) -> KeyRing {
+        guard !isWiped else { throw .wiped }
+        let taken = Set(keyIDs)
+        var id = randombytes_random()
+        while taken.contains(id) { id = randombytes_random() }
+        return try rotated(to: GroupKey.generate(id: id), keepingRecent: keepingRecent)
+    }
+
+    /// A new ring whose current key is `key` (delivered by a custodian); this ring's keys are
+    /// kept as in ``rotated(keepingRecent:)``, except any with `key`'s id, which it replaces.
+    ///
+    /// - Throws: ``SealingError/wiped`` if this ring was wiped.
+    public func rotated(to key: consuming GroupKey, keepingRecent: Int = 4) throws(SealingError) -> KeyRing {
+        guard !isWiped else { throw .wiped }
+        let newID = key.id
+        let kept = ([current] + previous).filter { $0.id != newID }.prefix(max(0, keepingRecent))
+        return KeyRing(current: KeyBox(key: key, nonces: current.nonces), previous: Array(kept))
+    }
+
+    // MARK: Sealing
+
+    /// Seals `plaintext` as an item of `itemType` (a pasteboard type such as
+    /// `public.utf8-plain-text`) under the current key, returning the envelope.
+    ///
+    /// - Throws: ``SealingError/tooLarge(size:limit:)`` over ``EnvelopeFormat/maxPlaintextSize``;
+    ///   ``SealingError/itemTypeTooLong(length:limit:)``; ``SealingError/wiped``;
+    ///   ``SealingError/outOfSecureMemory``.
+    public func seal(_ plaintext: [UInt8], itemType: String) throws(SealingError) -> [UInt8] {
+        let result: Result<[UInt8], SealingError> = plaintext.withUnsafeBytes { bytes in
+            Result { () throws(SealingError) -> [UInt8] in try seal(bytes, itemType: itemType) }
+        }
+        return try result.get()
+    }
+
+    /// Seals the bytes in `plaintext` as an item of `itemType`; see ``seal(_:itemType:)-([UInt8],_)``.
+    /// The bytes are only read.
+    public func seal(_ plaintext: UnsafeRawBufferPointer, itemType: String) throws(SealingError) -> [UInt8] {
+        guard plaintext.count <= EnvelopeFormat.maxPlaintextSize else {
+            throw .tooLarge(size: plaintext.count, limit: EnvelopeFormat.maxPlaintextSize)
+        }
+        let utf8 = itemType.utf8
+        guard utf8.count <= EnvelopeFormat.maxItemTypeLength else {
+            throw .itemTypeTooLong(length: utf8.count, limit: EnvelopeFormat.maxItemTypeLength)
+        }
+        let contiguous = utf8.withContiguousStorageIfAvailable { type in
+            Result { () throws(SealingError) -> [UInt8] in try seal(plaintext, typeBytes: UnsafeRawBufferPointer(type)) }
+        }
+        if let contiguous { return try contiguous.get() }
+        let copy = Array(utf8)
+        let result: Result<[UInt8], SealingError> = copy.withUnsafeBytes { type in
+            Result { () throws(SealingError) -> [UInt8] in try seal(plaintext, typeBytes: type) }
+        }
+        return try result.get()
+    }
+
+    /// Seals with raw type bytes (not checked for UTF-8: tests use this to forge types).
+    package func seal(_ plaintext: UnsafeRawBufferPointer, typeBytes: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
+        guard plaintext.count <= EnvelopeFormat.maxPlaintextSize else {
+            throw .tooLarge(size: plaintext.count, limit: EnvelopeFormat.maxPlaintextSize)
+        }
+        guard typeBytes.count <= EnvelopeFormat.maxItemTypeLength else {
+            throw .itemTypeTooLong(length: typeBytes.count, limit: EnvelopeFormat.maxItemTypeLength)
+        }
+        guard !wipedFlag.load(ordering: .relaxed) else { throw .wiped }
+        let box = current
+        let keyID = box.id
+        if plaintext.count > EnvelopeFormat.chunkingThreshold {
+            return try box.withKey { (key) throws(SealingError) -> [UInt8] in
+                try ChunkedSealing.seal(key: key, keyID: keyID, typeBytes: typeBytes, plaintext: plaintext)
+            }
+        }
+        let headerLength = EnvelopeFormat.headerLength(itemTypeLength: typeBytes.count)
+        let total = headerLength + plaintext.count + EnvelopeFormat.tagLength
+        return try box.withKey { (key) throws(SealingError) -> [UInt8] in
+            let reservation = box.nonces.reserve()
+            return try box.withSubkey(key: key, epoch: reservation.epoch) { (subkey) throws(SealingError) -> [UInt8] in
+                try Self.makeBytes(count: total) { out in
+                    let nonceOffset = EnvelopeHeader.write(kind: .singleShot, keyID: keyID, typeBytes: typeBytes, to: out)
+                    reservation.epoch._withUnsafeGuaranteedRef {
+                        $0.writeNonce(counter: reservation.counter, to: out + nonceOffset)
+                    }
+                    XChaCha20Poly1305.seal(
+                        subkey: subkey, nonceTail: out + nonceOffset + XChaCha20Poly1305.prefixByteCount,
+                        aad: UnsafeRawBufferPointer(start: out, count: headerLength),
+                        plaintext: plaintext, into: out + headerLength)
+                }
+            }
+        }
+    }
+
+    /// Returns a `count`-byte array filled by `fill`: small envelopes are built on the stack
+    /// and copied once (cheaper than a fresh array's set-up on Linux), large ones in place.
+    @inline(__always)
+    package static func makeBytes(count: Int, _ fill: (UnsafeMutableRawPointer) -> Void) throws(SealingError) -> [UInt8] {
+        if count <= 1024 {
+            return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) {
+                (buffer) throws(SealingError) -> [UInt8] in
+                guard let base = buffer.baseAddress else { throw .outOfSecureMemory }
+                fill(base)
+                return [UInt8](UnsafeRawBufferPointer(buffer))
+            }
+        }
+        return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
+            guard let base = buffer.baseAddress else { throw .outOfSecureMemory }
+            fill(UnsafeMutableRawPointer(base))
+            initialized = count
+        }
+    }
+
+    // MARK: Opening
+
+    /// Opens an envelope sealed under any key this ring holds.
+    ///
+    /// Checks, in order: size (before reading a byte), magic, version, kind, length of every
+    /// header field, key id, then authenticity of the whole item (header included).
+    ///
+    /// - Throws: ``SealingError/tooLarge(size:limit:)``, ``SealingError/badMagic``,
+    ///   ``SealingError/unsupportedVersion(_:)``, ``SealingError/unsupportedKind(_:)``,
+    ///   ``SealingError/truncated``, ``SealingError/unknownKey(id:)``,
+    ///   ``SealingError/authenticationFailed``, ``SealingError/invalidItemType``,
+    ///   ``SealingError/wiped``.
+    public func open(_ envelope: [UInt8]) throws(SealingError) -> OpenedItem {
+        guard envelope.count <= EnvelopeFormat.maxEnvelopeSize else {
+            throw .tooLarge(size: envelope.count, limit: EnvelopeFormat.maxEnvelopeSize)
+        }
+        let result: Result<OpenedItem, SealingError> = envelope.withUnsafeBytes { bytes in
+            Result { () throws(SealingError) -> OpenedItem in try open(bytes) }
+        }
+        return try result.get()
+    }
+
+    /// Opens the envelope in `envelope`; see ``open(_:)-([UInt8])``. The bytes are only read.
+    public func open(_ envelope: UnsafeRawBufferPointer) throws(SealingError) -> OpenedItem {
+        guard envelope.count <= EnvelopeFormat.maxEnvelopeSize else {
+            throw .tooLarge(size: envelope.count, limit: EnvelopeFormat.maxEnvelopeSize)
+        }
+        guard !wipedFlag.load(ordering: .relaxed) else { throw .wiped }
+        let header = try EnvelopeHeader.parse(envelope)
+        guard let box = box(for: header.keyID) else { throw .unknownKey(id: header.keyID) }
+        guard let base = envelope.baseAddress else { throw .truncated }
+        let aad = UnsafeRawBufferPointer(start: base, count: header.length)
+        let body = UnsafeRawBufferPointer(rebasing: envelope[header.length...])
+        let nonce = base + header.nonceOffset
+        var plaintext: [UInt8]
+        switch header.kind {
+        case .singleShot:
+            guard body.count >= EnvelopeFormat.tagLength else { throw .truncated }
+            let count = body.count - EnvelopeFormat.tagLength
+            guard count <= EnvelopeFormat.maxPlaintextSize else {
+                throw .tooLarge(size: count, limit: EnvelopeFormat.maxPlaintextSize)
+            }
+            plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
+                // Items this process sealed under its current prefix reuse the cached subkey.
+                let cached = box.cachedSubkey(prefix: nonce)
+                return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
+                    let out = UnsafeMutableRawPointer(buffer.baseAddress)
+                    let authentic = if let cached {
+                        XChaCha20Poly1305.open(subkey: cached, nonceTail: nonce + XChaCha20Poly1305.prefixByteCount,
+                                               aad: aad, ciphertext: body, into: out)
+                    } else {
+                        XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body, into: out)
+                    }
+                    guard authentic else { throw .authenticationFailed }
+                    initialized = count
+                }
+            }
+        case .chunked:
+            plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
+                try ChunkedSealing.open(key: key, header: aad, nonce: nonce, body: body)
+            }
+        }
+        guard let itemType = Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange])) else {
+            plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+            throw .invalidItemType
+        }
+        return OpenedItem(itemType: itemType, plaintext: plaintext)
+    }
+
+    /// The item type as a `String`, or `nil` if the bytes are not valid UTF-8.
+    ///
+    /// Decoding repairs invalid UTF-8 by inserting U+FFFD where the input is invalid, so the
+    /// bytes are valid exactly when decoding gives them back unchanged. (This specializes fully;
+    /// `String(validating:as:)` does a generic metadata lookup per call on Linux.)
+    package static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let typed = bytes.assumingMemoryBound(to: UInt8.self)
+        let decoded = String(decoding: typed, as: UTF8.self)
+        guard decoded.utf8.count == typed.count else { return nil }
+        let same = decoded.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard let decodedBase = utf8.baseAddress, let typedBase = typed.baseAddress else { return typed.isEmpty }
+            return memcmp(decodedBase, typedBase, typed.count) == 0
+        }
+        return (same ?? decoded.utf8.elementsEqual(typed)) ? decoded : nil
+    }
+
+    /// Whether `bytes` start with the envelope magic (a cheap check; nothing is authenticated).
+    public static func isSealedEnvelope(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { isSealedEnvelope($0) }
+    }
+
+    /// Whether the bytes in `bytes` start with the envelope magic (nothing is authenticated).
+    public static func isSealedEnvelope(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 4, let base = bytes.baseAddress else { return false }
+        return base.loadUnaligned(as: UInt32.self) == EnvelopeFormat.magicWord
+    }
+
+    /// The box holding key `id`, current first.
+    private func box(for id: UInt32) -> KeyBox? {
+        if current.id == id { return current }
+        return previous.first { $0.id == id }
+    }
+
+    // MARK: Wiping
+
+    /// Zeroes every key this ring holds, now; afterwards ``seal(_:itemType:)-([UInt8],_)`` and
+    /// ``open(_:)-([UInt8])`` throw ``SealingError/wiped``.
+    ///
+    /// Keys are shared with the rings this one was rotated from or into; they are zeroed for
+    /// those rings too (a wipe erases the secret from the process). Seals and opens already in
+    /// progress finish first; the call returns once every key is zeroed. Key ids stay readable.
+    public func wipe() {
+        wipedFlag.store(true, ordering: .releasing)
+        current.wipe()
+        for box in previous { box.wipe() }
+    }
+
+    /// The key ids and whether the ring is wiped; never key bytes.
+    public var description: String {
+        let previousIDs = previous.map { KeyIDFormat.hex($0.id) }.joined(separator: ", ")
+        return "KeyRing(current: \(KeyIDFormat.hex(current.id)), previous: [\(previousIDs)]\(isWiped ? ", wiped" : ""))"
+    }
+
+    /// A mirror with the key ids and the wiped flag only, so `dump` shows no key material.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keyIDs": keyIDs.map(KeyIDFormat.hex), "isWiped": isWiped], displayStyle: .class)
+    }
+}

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ShareBroker
+import ShareBrokerPOSIX
+import Synchronization
+
+/// An ``Outbox`` on the file system: each hand-over goes into a fresh sub-folder of a folder, so a
+/// delivered file keeps its original name and two hand-overs never collide.
+public final class FolderOutbox: Outbox {
+    /// The folder that receives hand-overs.
+    public let directory: String
+    private let counter = Atomic<UInt64>(0)
+
+    /// Uses `directory`, creating it if needed.
+    public init(directory: String) throws(OutboxError) {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .writeFailed(path: directory, errno: errno)
+        }
+    }
+
+    /// Uses a fresh folder under the system's temporary folder.
+    public convenience init() throws(OutboxError) {
+        let base = NSTemporaryDirectory() + "sharebroker-outbox-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try self.init(directory: base)
+    }
+
+    public func handOver(name: String, bytes: [UInt8]) throws(OutboxError) -> HandedOverFile {
+        try Self.validate(name: name)
+        let slot = counter.add(1, ordering: .relaxed).newValue
+        let folder = directory + "/\(slot)"
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw .writeFailed(path: folder, errno: errno)
+        }
+        let path = folder + "/" + name
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .writeFailed(path: path, errno: errno) }
+        defer { close(fd) }
+        if let code = writeAll(fd, bytes) {
+            unlink(path)
+            throw .writeFailed(path: path, errno: code)
+        }
+        return HandedOverFile(path: path, name: name)
+    }
+}

@@ -1,0 +1,125 @@
+import ShareBroker
+import ShareBrokerCrypto
+
+/// The embedded ``SecureServices``: holds the group's key ring in this process and decides which
+/// apps may have it.
+///
+/// ```swift
+/// let custodian = try InProcessKeyCustodian(entitledAppIDs: ["com.acme.notes", "com.acme.mail"])
+/// let ring = try custodian.keyRing(for: "com.acme.notes")
+/// try custodian.revoke(appID: "com.acme.mail")   // new key; mail is refused from now on
+/// ```
+///
+/// App ids are matched exactly: no prefix, no case folding (public integrations have shipped
+/// prefix matches that let unrelated apps through).
+public final class InProcessKeyCustodian: SecureServices {
+    private struct State {
+        var ring: KeyRing?
+        var availability: SecureServicesAvailability
+        var entitled: Set<String>
+    }
+
+    private let state: Mutex<State>
+    /// How many older keys each rotation keeps for opening.
+    public let keepingRecent: Int
+
+    /// Creates a custodian holding a fresh group ring.
+    ///
+    /// - Parameters:
+    ///   - entitledAppIDs: the bundle ids that may have the ring (more with ``entitle(appID:)``).
+    ///   - availability: whether secure services start available.
+    ///   - keepingRecent: how many older keys each rotation keeps for opening (default 4).
+    /// - Throws: ``SealingError/sodiumInitFailed``, ``SealingError/outOfSecureMemory``.
+    public init(entitledAppIDs: [String] = [], availability: SecureServicesAvailability = .available,
+                keepingRecent: Int = 4) throws(SealingError) {
+        let ring = try KeyRing.generate()
+        self.keepingRecent = max(0, keepingRecent)
+        self.state = Mutex(State(ring: ring, availability: availability, entitled: Set(entitledAppIDs)))
+    }
+
+    /// Whether keys can be handed out now (unavailable after ``wipe()`` until a ``rotate()``
+    /// and ``setAvailable(_:)``).
+    public var availability: SecureServicesAvailability {
+        state.withLock { $0.ring == nil ? .unavailable : $0.availability }
+    }
+
+    /// The group's current ring, if secure services are available and `appID` is entitled
+    /// (exact match).
+    ///
+    /// - Throws: ``SecureServicesError/unavailable``, ``SecureServicesError/notEntitled(_:)``.
+    public func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing {
+        try state.withLock { (state) throws(SecureServicesError) -> KeyRing in
+            guard state.availability == .available, let ring = state.ring else { throw .unavailable }
+            guard state.entitled.contains(appID) else { throw .notEntitled(appID) }
+            return ring
+        }
+    }
+
+    /// Makes secure services available (`true`) or unavailable (`false`), as the management
+    /// client's key delivery comes and goes.
+    public func setAvailable(_ available: Bool) {
+        setAvailability(available ? .available : .unavailable)
+    }
+
+    /// Sets the availability of secure services.
+    public func setAvailability(_ availability: SecureServicesAvailability) {
+        state.withLock { $0.availability = availability }
+    }
+
+    /// Lets the app with bundle id `appID` (exactly) have the group's ring, including an app
+    /// revoked earlier.
+    public func entitle(appID: String) {
+        _ = state.withLock { $0.entitled.insert(appID) }
+    }
+
+    /// Whether the app with bundle id `appID` (exactly) is entitled.
+    public func isEntitled(appID: String) -> Bool {
+        state.withLock { $0.entitled.contains(appID) }
+    }
+
+    /// Replaces the group's current key with a fresh one, keeping ``keepingRecent`` older keys
+    /// for opening. After ``wipe()``, starts a brand-new ring instead.
+    ///
+    /// Rings handed out earlier keep working with the keys they hold; apps get the new ring
+    /// with their next ``keyRing(for:)``.
+    /// - Throws: ``SealingError/outOfSecureMemory``.
+    public func rotate() throws(SealingError) {
+        try state.withLock { (state) throws(SealingError) in
+            if let ring = state.ring, !ring.isWiped {
+                state.ring = try ring.rotated(keepingRecent: keepingRecent)
+            } else {
+                state.ring = try KeyRing.generate()
+            }
+        }
+    }
+
+    /// Refuses the app with bundle id `appID` from now on (until ``entitle(appID:)``) and
+    /// rotates, so that items sealed from now on are under a key that app was never given.
+    ///
+    /// The entitlement is removed even if the rotation throws (fail closed).
+    /// - Throws: ``SealingError/outOfSecureMemory`` if the new key could not be made.
+    public func revoke(appID: String) throws(SealingError) {
+        _ = state.withLock { $0.entitled.remove(appID) }
+        try rotate()
+    }
+
+    /// The in-process custodian shares one ring among the apps of this process, so it cannot zero
+    /// the ring for one app alone: it revokes the app (see ``revoke(appID:)``), which removes its
+    /// entitlement and rotates the group key.
+    public func relinquishKeys(for appID: String) throws(SealingError) {
+        try revoke(appID: appID)
+    }
+
+    /// Zeroes every key of the group ring now (retire) and makes secure services unavailable.
+    /// Rings handed out earlier that share those keys stop sealing and opening.
+    public func wipe() {
+        let ring: KeyRing? = state.withLock { state in
+            defer {
+                state.ring = nil
+                state.availability = .unavailable
+            }
+            return state.ring
+        }
+        ring?.wipe()
+    }
+}
