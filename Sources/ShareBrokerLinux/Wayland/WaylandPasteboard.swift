@@ -174,7 +174,7 @@ public final class WaylandPasteboard: Pasteboard {
     /// Transfers being served now (for tests and diagnostics).
     var activeTransfers: Int { connection.activeTransfers }
 
-    /// The connection (tests drive it directly to play a misbehaving reader).
+    /// The connection (tests drive it directly to play a clipboard manager re-offering raw types).
     var connectionForTests: WaylandConnection { connection }
 
     /// Sets the clipboard (and the primary selection) to `items` as described above (empty

@@ -265,6 +265,37 @@ struct WaylandClipboardTests {
         }
     }
 
+    @Test("the owner exits with a clipboard manager running: the item survives sealed, and still opens for a managed app")
+    func ownerExitsWithManager() throws {
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
+        let notes = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
+        #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
+        // A clipboard manager (what wl-clip-persist or clipman do over data-control): it saves
+        // every type the owner offers and, once the owner is gone, offers the saved bytes itself.
+        var saved: [WaylandRepresentations.Offer] = []
+        for type in try sway.types() { saved.append(.init(mimeType: type, bytes: try sway.pasted(["--type", type]))) }
+        notes.pasteboard.close()
+        let manager = try WaylandPasteboard(configuration: .init(display: sway.display))
+        defer { manager.close() }
+        let toKeep = saved
+        let _: Int = try manager.connectionForTests.perform("keep", timeout: .seconds(5)) { connection, completion in
+            connection.setSelection(toKeep, completion: completion)
+        }
+        #expect(Set(saved.map(\.mimeType)) == Set([SealedSet.targetName, "text/html"] + X11Pasteboard.textTargets),
+                "the manager saw only the sealed set and the placeholders")
+        let seen = try Self.everythingReadable(on: sway)
+        #expect(seen["clipboard"] == Self.placeholder)
+        #expect(!(seen["clipboard sealed"] ?? []).isEmpty)
+        for (key, bytes) in seen {
+            #expect(!bytes.containsRun(of: Array(Self.secret.utf8)), "\(key) leaks after the owner exited")
+        }
+        let viewer = try ManagedWaylandApp(Self.viewer, sway: sway, custodian: custodian, policy: .authorized)
+        defer { viewer.pasteboard.close() }
+        #expect(viewer.broker.paste() == .text(Self.secret), "the saved item still opens for a managed app")
+    }
+
     @Test("a hostile owner: a forged or broken sealed set pastes nothing; an owner that never writes does not hang the paste")
     func hostileOwner() throws {
         let sway = try SwayHeadless()
