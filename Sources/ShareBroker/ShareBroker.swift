@@ -100,7 +100,8 @@ public final class ShareBroker: Sendable {
     }
 
     /// The snapshot in force, ready or not. Decisions use this; apps should use ``policy()``.
-    public var currentSnapshot: PolicySnapshot { store.snapshot }
+    @usableFromInline
+    package var currentSnapshot: PolicySnapshot { store.snapshot }
 
     /// Asks the platform to show `message` to the user (AppConnect's `displayMessage:`): a
     /// development aid for apps that cannot yet show the authorization message themselves.

@@ -60,28 +60,30 @@ public final class SecureFileStore: Sendable {
 
     /// A store whose keys, authorization and policy come from `broker`: files can be opened or
     /// created only while the library is ready, the user is authorized and secure services are
-    /// available, and plaintext writes follow the broker's secure file I/O policy.
+    /// available, and plaintext writes follow the broker's secure file I/O policy. Apps use
+    /// ``ShareBroker/secureFiles(directory:maximumFileSize:)``, which also registers the folder
+    /// for a retire's wipe.
     ///
     /// - Parameters:
     ///   - broker: the library instance of this app.
     ///   - directory: the folder for the files (an absolute path is best).
     ///   - maximumFileSize: the cap on a file's plaintext size (see ``maximumFileSize``).
-    public convenience init(broker: ShareBroker, directory: String,
+    package convenience init(broker: ShareBroker, directory: String,
                             maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
         self.init(directory: directory, access: .broker(broker), maximumFileSize: maximumFileSize,
                   chunkSize: SecureFileFormat.defaultChunkSize)
     }
 
     /// A store over a key ring held directly, for processes that hold keys themselves (a key
-    /// daemon, tools, tests). Apps should use ``init(broker:directory:maximumFileSize:)`` so
-    /// that authorization and policy apply.
+    /// daemon, tools, tests). Apps use ``ShareBroker/secureFiles(directory:maximumFileSize:)``
+    /// so that authorization, policy and a retire's wipe apply.
     ///
     /// - Parameters:
     ///   - directory: the folder for the files.
     ///   - keyRing: new files are sealed under its current key; files under any of its keys open.
     ///   - policy: the secure file I/O policy for ``writePlaintext(_:to:)``.
     ///   - maximumFileSize: the cap on a file's plaintext size.
-    public convenience init(directory: String, keyRing: KeyRing, policy: SecureFileIOPolicy = .required,
+    package convenience init(directory: String, keyRing: KeyRing, policy: SecureFileIOPolicy = .required,
                             maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
         self.init(directory: directory, access: .ring(keyRing, policy), maximumFileSize: maximumFileSize,
                   chunkSize: SecureFileFormat.defaultChunkSize)
