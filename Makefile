@@ -112,10 +112,17 @@ docs: deps
 bench: deps
 	python3 scripts/performance-report.py --wait-quiet 300
 
-# Deterministic regression check for CI: allocations per call of every ShareBroker benchmark
-# against Benchmarks/goals.json (release build of the Benchmarks package; no timing gated).
+# Deterministic regression check for CI: package-benchmark's own static-thresholds check of the
+# allocations per call of every ShareBroker benchmark (Benchmarks/Thresholds/*.p90.json,
+# mallocCountTotal) in the allocations-only mode (one call per sample, exact counts; no timing
+# gated). Exit 2 on a regression; exit 4 (fewer allocations than the threshold) passes with a
+# reminder to lower the threshold.
 bench-check-allocations: deps
-	python3 scripts/performance-report.py --check-allocations
+	cd Benchmarks && SHAREBROKER_BENCH_ALLOCATIONS_ONLY=1 $(SWIFT) package --disable-sandbox benchmark \
+		thresholds check --target ShareBrokerBenchmarks --no-progress; status=$$?; \
+	if [ $$status -eq 4 ]; then \
+		echo "bench-check-allocations: some benchmarks allocate less than Benchmarks/Thresholds/ says: lower those thresholds"; \
+	elif [ $$status -ne 0 ]; then exit $$status; fi
 
 clean:
 	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results*

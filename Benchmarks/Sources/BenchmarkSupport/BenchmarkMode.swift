@@ -10,8 +10,8 @@ import Darwin
 #endif
 
 public enum BenchmarkMode {
-    /// `SHAREBROKER_BENCH_ALLOCATIONS_ONLY=1` (set by `scripts/performance-report.py
-    /// --check-allocations`): every sample is exactly one call (scaling factor 1) so the
+    /// `SHAREBROKER_BENCH_ALLOCATIONS_ONLY=1` (set by `make bench-check-allocations`, the
+    /// package-benchmark thresholds check against Benchmarks/Thresholds/): every sample is exactly one call (scaling factor 1) so the
     /// `mallocCountTotal` of each sample is the exact count of one call, never an average rounded
     /// down; a few dozen samples per benchmark, so the whole pass takes seconds. Wall-clock figures
     /// from this mode mean nothing.
