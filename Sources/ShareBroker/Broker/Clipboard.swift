@@ -66,7 +66,8 @@ extension ShareBroker {
     ///     decides whether the content is managed. Content of an unmanaged identity is not restricted.
     @discardableResult
     public func copy(_ item: PasteboardItem, fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
-        try copy([item], fromWebView: webView)
+        // CollectionOfOne: a single-item copy allocates no array of its own on the hot path.
+        try copy(representations: CollectionOfOne(item), fromWebView: webView)
     }
 
     /// Copies several representations of one item (e.g. plain text, HTML and PNG of the same
@@ -80,8 +81,15 @@ extension ShareBroker {
     ///   - webView: the web view the content comes from, if any, as for a single item.
     @discardableResult
     public func copy(_ representations: [PasteboardItem], fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
-        guard !representations.isEmpty, representations.count <= SealedSet.maxEnvelopes,
-              Set(representations.map(\.type)).count == representations.count else {
+        try copy(representations: representations, fromWebView: webView)
+    }
+
+    /// The copy behind both entry points.
+    private func copy<Items: RandomAccessCollection>(
+        representations: Items, fromWebView webView: String?
+    ) throws(ClipboardError) -> CopyResult where Items.Element == PasteboardItem {
+        guard let first = representations.first, representations.count <= SealedSet.maxEnvelopes,
+              !Self.hasDuplicateTypes(representations) else {
             throw .invalidRepresentations(count: representations.count)
         }
         let total = representations.reduce(0) { $0 + $1.bytes.count }
@@ -106,8 +114,8 @@ extension ShareBroker {
         var decision = TransferRules.copy(managed: managed, in: snapshot)
         switch decision.action {
         case .writeClear:
-            try write(representations)
-            logger.debug("copied in the clear", metadata: ["type": .string(representations[0].type),
+            try write(Array(representations))
+            logger.debug("copied in the clear", metadata: ["type": .string(first.type),
                                                            "representations": .stringConvertible(representations.count),
                                                            "bytes": .stringConvertible(total)])
         case .writeSealed:
@@ -127,7 +135,7 @@ extension ShareBroker {
             }
             if decision.action == .writeSealed {
                 try write(sealed)
-                logger.debug("copied sealed", metadata: ["type": .string(representations[0].type),
+                logger.debug("copied sealed", metadata: ["type": .string(first.type),
                                                          "representations": .stringConvertible(representations.count),
                                                          "keyID": .stringConvertible(keyID)])
             }
@@ -141,6 +149,22 @@ extension ShareBroker {
             }
         }
         return CopyResult(action: decision.action, decision: decision)
+    }
+
+    /// Whether two representations name the same type (at most ``SealedSet/maxEnvelopes``, so
+    /// pairwise, without allocating a set).
+    private static func hasDuplicateTypes<Items: RandomAccessCollection>(_ items: Items) -> Bool
+    where Items.Element == PasteboardItem {
+        var i = items.startIndex
+        while i != items.endIndex {
+            var j = items.index(after: i)
+            while j != items.endIndex {
+                if items[i].type == items[j].type { return true }
+                j = items.index(after: j)
+            }
+            i = items.index(after: i)
+        }
+        return false
     }
 
     /// What this app reads from the general pasteboard: clear items always (pasting is not
