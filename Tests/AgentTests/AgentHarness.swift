@@ -70,7 +70,20 @@ final class AgentHarness: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: path)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         if link(Self.sharebroker, path) != 0 {
-            try FileManager.default.copyItem(atPath: Self.sharebroker, toPath: path)
+            // A copy can meet ETXTBSY while another test's child, forked with the copy's file
+            // descriptor open, has not yet exec'd: retry briefly rather than fail the test.
+            var attempt = 0
+            while true {
+                do {
+                    try FileManager.default.copyItem(atPath: Self.sharebroker, toPath: path)
+                    break
+                } catch {
+                    attempt += 1
+                    guard attempt < 5 else { throw error }
+                    try? FileManager.default.removeItem(atPath: path)
+                    usleep(50_000)
+                }
+            }
         }
         return path
     }
