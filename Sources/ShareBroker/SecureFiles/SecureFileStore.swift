@@ -83,8 +83,8 @@ public final class SecureFileStore: Sendable {
     ///   - keyRing: new files are sealed under its current key; files under any of its keys open.
     ///   - policy: the secure file I/O policy for ``writePlaintext(_:to:)``.
     ///   - maximumFileSize: the cap on a file's plaintext size.
-    package convenience init(directory: String, keyRing: KeyRing, policy: SecureFileIOPolicy = .required,
-                            maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
+    public convenience init(directory: String, keyRing: KeyRing, policy: SecureFileIOPolicy = .required,
+                           maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
         self.init(directory: directory, access: .ring(keyRing, policy), maximumFileSize: maximumFileSize,
                   chunkSize: SecureFileFormat.defaultChunkSize)
     }
