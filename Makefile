@@ -93,6 +93,7 @@ SANITIZE_SKIP = --skip AgentTests
 sanitize-address: deps
 	$(SWIFT) build --product sharebroker --sanitize=address --scratch-path .build-asan
 	$(SWIFT) build --product sharebrokerd --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --product sharebroker-wipe-probe --sanitize=address --scratch-path .build-asan
 	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZE_SKIP)
 
@@ -102,6 +103,7 @@ TSAN_FLAGS = --sanitize=thread -Xswiftc -DSHAREBROKER_TSAN --scratch-path .build
 sanitize-thread: deps
 	$(SWIFT) build --product sharebroker $(TSAN_FLAGS)
 	$(SWIFT) build --product sharebrokerd $(TSAN_FLAGS)
+	$(SWIFT) build --product sharebroker-wipe-probe $(TSAN_FLAGS)
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test $(TSAN_FLAGS) $(SANITIZE_SKIP)
 
 # The DocC catalog of the core (Sources/ShareBroker/ShareBroker.docc) and its symbols, with

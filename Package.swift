@@ -157,6 +157,18 @@ let executableTargets: [Target] = [
             ],
             swiftSettings: strictSwift6
         ),
+        // Test-only: the wipe journal's crash probe, which the crash tests kill at each point of a
+        // retire's wipe (Tests/ShareBrokerSimulatorTests/WipeCrashTests.swift). Not shipped.
+        .executableTarget(
+            name: "sharebroker-wipe-probe",
+            dependencies: [
+                "ShareBroker",
+                "ShareBrokerTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/WipeProbe",
+            swiftSettings: strictSwift6
+        ),
 ]
 
 let testTargets: [Target] = [

@@ -16,10 +16,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// The Unix socket apps connect to.
     public var socketPath: String
     /// A device policy file to read at start and at every reload; `nil` keeps the policy in the
-    /// state folder (the embedded sample on first start).
+    /// state folder. With neither, the agent has no device policy and refuses every app.
     public var policyFile: String?
-    /// The folder the embedded sample policy places app executables in.
-    public var appsDirectory: String
     /// How many older keys each rotation keeps for opening.
     public var keepingRecent: Int
     /// Socket file mode (0600: only the agent's user may connect).
@@ -29,18 +27,17 @@ public struct AgentConfiguration: Sendable, Hashable {
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil,
-                appsDirectory: String = AgentPaths.apps, keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
+                keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
                 handshakeTimeoutMilliseconds: Int = 5_000) {
         self.stateDirectory = stateDirectory
         self.socketPath = socketPath
         self.policyFile = policyFile
-        self.appsDirectory = appsDirectory
         self.keepingRecent = keepingRecent
         self.socketMode = socketMode
         self.handshakeTimeoutMilliseconds = max(1, handshakeTimeoutMilliseconds)
     }
 
-    /// The embedded default: everything under ``ShareBrokerAgentProtocol/AgentPaths/runtimeDirectory``.
+    /// The default paths: everything under ``ShareBrokerAgentProtocol/AgentPaths/runtimeDirectory``.
     public static var standard: AgentConfiguration {
         AgentConfiguration(stateDirectory: AgentPaths.state, socketPath: AgentPaths.socket)
     }
@@ -250,7 +247,8 @@ public final class AgentCore: Sendable {
     }
 
     /// The policy at start: `--policy` (persisted to the state folder), else the state folder's,
-    /// else the embedded sample (persisted).
+    /// else none: an empty device on which every app is refused (nothing is persisted, so a
+    /// policy placed in the state folder or given later with `--reload` takes over).
     static func loadPolicy(configuration: AgentConfiguration, statePath: String, logger: Logger) throws(AgentError) -> DeviceRegistry {
         do {
             if let file = configuration.policyFile {
@@ -262,11 +260,8 @@ public final class AgentCore: Sendable {
             if let bytes = try DurableFile.read(statePath, limit: PolicyDocumentLimits.standard.maxDocumentBytes) {
                 return try parse(bytes, source: statePath)
             }
-            let bytes = Array(DefaultDevice.documentText(appsDirectory: configuration.appsDirectory).utf8)
-            let registry = try parse(bytes, source: "(embedded sample)")
-            try DurableFile.writeAtomically(bytes, to: statePath)
-            logger.notice("no device policy given: using the embedded sample", metadata: ["apps": "\(configuration.appsDirectory)"])
-            return registry
+            logger.warning("no device policy: every app is refused until one is installed (start with --policy FILE, or place it at the state folder's device.json and run sharebrokerd --reload, or sharebroker admin set-policy FILE)")
+            return DeviceRegistry(apps: [])
         } catch let error as AgentError {
             throw error
         } catch let error as AgentStateError {

@@ -3,8 +3,9 @@ import Foundation
 import ShareBrokerAgentProtocol
 
 /// `sharebroker agent-demo`: the cross-process story, with real processes. It starts the agent
-/// (`sharebrokerd`, next to this binary) on its embedded default in a fresh runtime folder,
-/// installs two managed apps (copies of this binary at the sample policy's registered paths)
+/// (`sharebrokerd`, next to this binary) in a fresh runtime folder on the demo's device policy
+/// (``DemoDevice``, written there as device.json), installs two managed apps (copies of this
+/// binary at that policy's registered paths)
 /// and one unmanaged process (a copy at an unregistered path), and walks them through
 /// SecureCopy, Open In, a retire, and the agent stopped and restarted, printing every command
 /// and what it answered.
@@ -129,12 +130,21 @@ final class AgentDemo {
         if !condition { failures.append(what) }
     }
 
+    /// Starts the agent: the first time with the demo's device policy (`--policy`), later with
+    /// no arguments, so it takes the policy it last installed (a retire included) from its state.
     func startAgent() throws {
-        print("$ sharebrokerd &    # no arguments: the embedded default under \(base)")
+        let device = base + "/device.json"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: daemon)
-        process.arguments = []
         process.environment = environment
+        if FileManager.default.fileExists(atPath: base + "/agent-state/device.json") {
+            print("$ sharebrokerd &    # its state folder holds the policy it last installed")
+            process.arguments = []
+        } else {
+            try Data(DemoDevice.documentText(appsDirectory: base + "/apps").utf8).write(to: URL(fileURLWithPath: device))
+            print("$ sharebrokerd --policy device.json &    # the demo's device policy; state and socket under \(base)")
+            process.arguments = ["--policy", device]
+        }
         let log = base + "/agent.log"
         if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         let handle = FileHandle(forWritingAtPath: log)
@@ -175,7 +185,7 @@ final class AgentDemo {
         print("ShareBroker agent demo: the agent, two managed apps and one unmanaged process, as real processes.")
         print("Runtime folder: \(base)   (SHAREBROKER_RUNTIME_DIR)")
 
-        section("Install: copies of this binary at the sample policy's registered paths, and one elsewhere")
+        section("Install: copies of this binary at the demo policy's registered paths, and one elsewhere")
         for path in [notes, viewer, stranger] {
             try install(path)
             print("$ cp sharebroker \(short(path))")
@@ -231,7 +241,7 @@ final class AgentDemo {
         let policy = try String(contentsOfFile: base + "/agent-state/device.json", encoding: .utf8)
         let retired = retire(viewerIn: policy)
         try retired.write(toFile: base + "/retire-viewer.json", atomically: true, encoding: .utf8)
-        print("  (retire-viewer.json: the sample policy with com.acme.viewer's auth set to \"retired\")")
+        print("  (retire-viewer.json: the demo policy with com.acme.viewer's auth set to \"retired\")")
         step(notes, ["admin", "set-policy", base + "/retire-viewer.json"])
         for _ in 0..<300 where !((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").contains("\"push\":2") {
             usleep(10_000)
@@ -282,7 +292,7 @@ final class AgentDemo {
         check(!logs.contains("4.2M") && !logs.contains("lunch"), "the logs hold no content")
     }
 
-    /// The sample policy with the viewer retired (a small, exact text edit of the agent's copy).
+    /// The demo policy with the viewer retired (a small, exact text edit of the agent's copy).
     func retire(viewerIn policy: String) -> String {
         guard let start = policy.range(of: "\"id\": \"com.acme.viewer\""),
               let auth = policy.range(of: "\"auth\": \"authorized\"", range: start.upperBound..<policy.endIndex) else {

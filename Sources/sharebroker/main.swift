@@ -12,7 +12,6 @@ struct ShareBrokerCommand: ParsableCommand {
             DemoCommand.self,
             PolicyCommand.self,
             ExplainCommand.self,
-            WipeProbeCommand.self,
             CopyCommand.self,
             PasteCommand.self,
             OpenInCommand.self,

@@ -13,9 +13,11 @@ struct ShareBrokerDaemon: ParsableCommand {
         abstract: "The secure-services agent: identifies apps from the kernel, hands authorized apps their policy and the group key ring, pushes policy changes, logs acknowledgments and blocked attempts durably.",
         discussion: """
             With no options everything lives under $SHAREBROKER_RUNTIME_DIR, else \
-            $XDG_RUNTIME_DIR/sharebroker, else /tmp/sharebroker-UID: the socket agent.sock, the \
-            state folder agent-state/, and the sample device policy, whose apps' executables are \
-            expected under apps/ (copy a binary to apps/acme-notes to make it the notes app).
+            $XDG_RUNTIME_DIR/sharebroker, else /tmp/sharebroker-UID: the socket agent.sock and the \
+            state folder agent-state/. The device policy (which apps exist, their executables, \
+            pins and policies) comes from --policy, else from the state folder's copy of the last \
+            one installed; with neither, the agent starts with no apps and refuses every app until \
+            a policy is installed (`sharebroker agent-demo` shows a complete setup).
             SIGHUP re-reads the device policy (as does `sharebrokerd --reload`); SIGTERM stops.
             """)
 
@@ -25,7 +27,7 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(help: "The Unix socket to listen on. Default: RUNTIME/agent.sock.")
     var socket: String?
 
-    @Option(help: "A device policy (sharebroker.device) to read at start and at every reload. Default: the one in the state folder, else the embedded sample.")
+    @Option(help: "A device policy (sharebroker.device) to read at start and at every reload. Default: the one in the state folder, else none (every app is refused).")
     var policy: String?
 
     @Option(help: "How many older keys each rotation keeps for opening.")

@@ -371,16 +371,24 @@ struct AgentEndToEndTests {
         #expect(third.error.contains("another agent is already listening"))
     }
 
-    @Test("The embedded default: no arguments, the sample policy, apps under RUNTIME/apps")
-    func embeddedDefault() throws {
+    @Test("No device policy: the agent starts, says so, and refuses every app until one is installed")
+    func noDevicePolicyRefusesEveryApp() throws {
         let h = try AgentHarness()
+        try h.standardDevice()    // the apps' executables, and a policy file the agent is not given
         try h.startAgent(arguments: [])
         defer { h.stopAgent() }
-        try h.install(at: h.apps + "/acme-notes")
-        try h.install(at: h.apps + "/acme-viewer")
-        #expect(FileManager.default.fileExists(atPath: h.state + "/device.json"))
-        #expect(try h.run(h.apps + "/acme-notes", ["copy"], input: "hello").status == 0)
-        #expect(try h.run(h.apps + "/acme-viewer", ["paste"]).output == "hello")
+        let log = try String(contentsOfFile: h.root + "/agent-1.log", encoding: .utf8)
+        #expect(log.contains("no device policy: every app is refused"))
+        #expect(!FileManager.default.fileExists(atPath: h.state + "/device.json"), "nothing invented, nothing persisted")
+        let refused = try h.run(h.notes, ["status"])
+        #expect(refused.status == 77)
+        #expect(refused.output.contains("unregistered"))
+        #expect(try h.run(h.notes, ["copy"], input: "no keys without a policy").status != 0)
+
+        // Installing a policy lets the registered app in.
+        #expect(try h.run(h.unmanaged, ["admin", "set-policy", h.policyPath]).status == 0)
+        #expect(try h.run(h.notes, ["copy"], input: "hello").status == 0)
+        #expect(try h.run(h.viewer, ["paste"]).output == "hello")
         let mode = try FileManager.default.attributesOfItem(atPath: h.state + "/keyring")[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }

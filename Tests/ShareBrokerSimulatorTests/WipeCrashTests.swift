@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Runs `sharebroker wipe-probe` in child processes, kills them at each point of a retire's wipe,
+/// Runs `sharebroker-wipe-probe` (Tests/WipeProbe, built by `swift build`) in child processes, kills them at each point of a retire's wipe,
 /// starts again, and checks by scanning the file system that no plaintext survived.
 ///
 /// The probe's wipe has three steps, in this order: `files` (a registered folder and file),
@@ -162,10 +162,11 @@ struct Probe {
     }
 
     func run(mode: String, crashAt: String? = nil) throws -> Run {
-        #expect(FileManager.default.isExecutableFile(atPath: CLI.binary.path), "build the sharebroker product first")
+        let probe = CLI.binary.deletingLastPathComponent().appendingPathComponent("sharebroker-wipe-probe")
+        try #require(FileManager.default.isExecutableFile(atPath: probe.path), "build it first: swift build --product sharebroker-wipe-probe")
         let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["wipe-probe", "--directory", directory, "--mode", mode, "--marker", markerText]
+        process.executableURL = probe
+        process.arguments = ["--directory", directory, "--mode", mode, "--marker", markerText]
             + (crashAt.map { ["--crash-at", $0] } ?? [])
         let stdout = Pipe()
         process.standardOutput = stdout

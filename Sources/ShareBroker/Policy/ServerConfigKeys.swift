@@ -2,8 +2,6 @@
 public enum ServerConfigKey {
     /// `"true"` lets a `mailto:` URL open native mail even when Open In blocks it.
     public static let disableSchemeBlocking = "MI_AC_DISABLE_SCHEME_BLOCKING"
-    /// Which apps may read shared encrypted data.
-    public static let sharedGroupID = "MI_AC_SHARED_GROUP_ID"
     /// The text a desktop clipboard adapter offers under every text target in place of a
     /// SecureCopy item (unmanaged apps paste this). Default: ``defaultClipboardPlaceholder``.
     public static let clipboardPlaceholder = "SHAREBROKER_CLIPBOARD_PLACEHOLDER"

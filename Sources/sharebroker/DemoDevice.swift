@@ -1,26 +1,16 @@
-import ShareBrokerPolicyDocument
-
-/// The sample device policy the agent starts with when it has neither `--policy` nor a policy
-/// in its state folder: the apps of `examples/device-default.json`, with their executables
-/// placed under the agent's apps folder (``ShareBrokerAgentProtocol/AgentPaths/apps``) so that a
-/// copy of any binary there becomes that app, and no SHA-256 pins (the agent cannot know the
-/// hash of a binary you will copy there).
-public enum DefaultDevice {
-    /// The executable file names under the apps folder, by app id.
-    public static let executables: [(id: String, file: String)] = [
-        ("com.acme.notes", "acme-notes"),
-        ("com.acme.viewer", "acme-viewer"),
-        ("com.apple.mobilemail", "mail-client"),
-        ("org.example.sheets", "example-sheets"),
-    ]
-
+/// The agent demo's device policy, which the demo writes into its runtime folder and passes to
+/// `sharebrokerd --policy` (the agent has no built-in device): the apps of
+/// `examples/device-default.json`, with their executables under the demo's `apps/` folder, where
+/// the demo places copies of this binary. No SHA-256 pins: fine for a throwaway demo folder only
+/// the demo's user can write, never for a deployment (docs/THREAT-MODEL.md).
+enum DemoDevice {
     /// The document text, with executables under `appsDirectory` (absolute, normalized).
-    public static func documentText(appsDirectory: String) -> String {
+    static func documentText(appsDirectory: String) -> String {
         """
         {
           "format": "sharebroker.device",
           "version": 1,
-          "description": "The agent's sample device: the managed notes app, a managed viewer, native mail and an unmanaged sheets app. Copy a binary to \(appsDirectory)/acme-notes to make it the notes app.",
+          "description": "The agent demo's device: the managed notes app, a managed viewer, native mail and an unmanaged sheets app. Copy a binary to \(appsDirectory)/acme-notes to make it the notes app.",
           "apps": [
             {
               "id": "com.acme.notes",

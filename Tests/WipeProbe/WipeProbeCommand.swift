@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 @_spi(WipeTesting) import ShareBroker
+import ShareBrokerTesting
 
-/// `sharebroker wipe-probe`: a hidden command for the crash tests of the wipe journal.
+/// `sharebroker-wipe-probe`: the crash tests' probe of the wipe journal, a test-only executable
+/// (Tests/WipeProbe), not part of the shipped `sharebroker` tool.
 ///
 /// `--mode retire` lays out an app's sensitive data under `<directory>/data` (a registered
 /// folder with nested, hidden and non-UTF-8-named files, a registered file, two stored
@@ -14,11 +16,11 @@ import Foundation
 /// `--crash-at` kills the process with SIGKILL at a point of the wipe (``WipeCrashPoint``):
 /// `journal`, `ran:N`, `recorded:N` or `reported`. Every event is one JSON object per line on
 /// standard output, written unbuffered so nothing is lost to the kill.
+@main
 struct WipeProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "wipe-probe",
-        abstract: "Crash-test probe of the wipe journal (for the test suite).",
-        shouldDisplay: false)
+        commandName: "sharebroker-wipe-probe",
+        abstract: "Crash-test probe of the wipe journal (for the test suite).")
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case retire, start
