@@ -138,6 +138,7 @@ let executableTargets: [Target] = [
                 "ShareBrokerAgent",
                 "ShareBrokerAgentClient",
                 "ShareBrokerAgentProtocol",
+                "ShareBrokerPolicyDocument",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -18,6 +18,10 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// A device policy file to read at start and at every reload; `nil` keeps the policy in the
     /// state folder. With neither, the agent has no device policy and refuses every app.
     public var policyFile: String?
+    /// A policy directory (``ShareBrokerPolicyDocument/PolicyDirectory``: `device.json` and
+    /// `policies.d/`), read at start and at every reload when it holds a `device.json`, and
+    /// watched for changes. ``policyFile`` wins over it; it wins over the state folder's copy.
+    public var policyDirectory: String?
     /// How many older keys each rotation keeps for opening.
     public var keepingRecent: Int
     /// Socket file mode (0600: only the agent's user may connect).
@@ -26,12 +30,13 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var handshakeTimeoutMilliseconds: Int
 
     /// Creates a configuration.
-    public init(stateDirectory: String, socketPath: String, policyFile: String? = nil,
+    public init(stateDirectory: String, socketPath: String, policyFile: String? = nil, policyDirectory: String? = nil,
                 keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
                 handshakeTimeoutMilliseconds: Int = 5_000) {
         self.stateDirectory = stateDirectory
         self.socketPath = socketPath
         self.policyFile = policyFile
+        self.policyDirectory = policyDirectory
         self.keepingRecent = keepingRecent
         self.socketMode = socketMode
         self.handshakeTimeoutMilliseconds = max(1, handshakeTimeoutMilliseconds)
@@ -246,21 +251,20 @@ public final class AgentCore: Sendable {
         }
     }
 
-    /// The policy at start: `--policy` (persisted to the state folder), else the state folder's,
-    /// else none: an empty device on which every app is refused (nothing is persisted, so a
-    /// policy placed in the state folder or given later with `--reload` takes over).
+    /// The policy at start: `--policy`, else the policy directory when it holds a device
+    /// document (either persisted to the state folder), else the state folder's copy, else none:
+    /// an empty device on which every app is refused (nothing is persisted, so a policy placed
+    /// in the state folder or given later with `--reload` takes over).
     static func loadPolicy(configuration: AgentConfiguration, statePath: String, logger: Logger) throws(AgentError) -> DeviceRegistry {
         do {
-            if let file = configuration.policyFile {
-                let bytes = try readPolicyFile(file)
-                let registry = try parse(bytes, source: file)
-                try DurableFile.writeAtomically(bytes, to: statePath)
-                return registry
+            if let source = try readConfiguredSource(configuration, logger: logger) {
+                try DurableFile.writeAtomically(source.bytes, to: statePath)
+                return source.registry
             }
             if let bytes = try DurableFile.read(statePath, limit: PolicyDocumentLimits.standard.maxDocumentBytes) {
                 return try parse(bytes, source: statePath)
             }
-            logger.warning("no device policy: every app is refused until one is installed (start with --policy FILE, or place it at the state folder's device.json and run sharebrokerd --reload, or sharebroker admin set-policy FILE)")
+            logger.warning("no device policy: every app is refused until one is installed (start with --policy FILE or --policy-dir DIR, or place it at the state folder's device.json and run sharebrokerd --reload, or sharebroker admin set-policy FILE)")
             return DeviceRegistry(apps: [])
         } catch let error as AgentError {
             throw error
@@ -269,6 +273,22 @@ public final class AgentCore: Sendable {
         } catch {
             throw .state(AgentStateError(operation: "read", path: statePath, code: 0, detail: "\(error)"))
         }
+    }
+
+    /// The policy the administrator configured: the `--policy` file, else the policy directory
+    /// if it holds a device document; `nil` when neither is configured or in use.
+    static func readConfiguredSource(_ configuration: AgentConfiguration, logger: Logger)
+        throws(AgentError) -> (registry: DeviceRegistry, bytes: [UInt8], source: String)? {
+        if let file = configuration.policyFile {
+            let bytes = try readPolicyFile(file)
+            return (try parse(bytes, source: file), bytes, file)
+        }
+        if let directory = configuration.policyDirectory, PolicyDirectoryReader.isInUse(directory) {
+            let read = try PolicyDirectoryReader.read(directory)
+            for warning in read.warnings { logger.notice("policy directory: \(warning)") }
+            return (read.registry, read.bytes, directory)
+        }
+        return nil
     }
 
     static func readPolicyFile(_ path: String) throws(AgentError) -> [UInt8] {
@@ -429,16 +449,24 @@ public final class AgentCore: Sendable {
         registry.deviceApps(excluding: app.id).all.map(WireDeviceApp.init)
     }
 
-    /// Re-reads the policy source (`--policy` file, else the state folder's copy) and installs it.
+    /// Re-reads the policy source (`--policy` file, else the policy directory, else the state
+    /// folder's copy) and installs it. A source that does not validate changes nothing: the
+    /// policy in force stays for every app, and the refusal is logged and audited.
     public func reload() -> AdminResponse {
         reloading.withLock { _ in
+            var source = configuration.policyFile ?? configuration.policyDirectory ?? policyPath
             do throws(AgentError) {
-                let source = configuration.policyFile ?? policyPath
-                let bytes = try Self.readPolicyFile(source)
-                let registry = try Self.parse(bytes, source: source)
-                return try install(registry, bytes: bytes, persist: configuration.policyFile != nil)
+                if let configured = try Self.readConfiguredSource(configuration, logger: logger) {
+                    source = configured.source
+                    return try install(configured.registry, bytes: configured.bytes, persist: true, source: source)
+                }
+                source = policyPath
+                let bytes = try Self.readPolicyFile(policyPath)
+                return try install(try Self.parse(bytes, source: policyPath), bytes: bytes, persist: false, source: source)
             } catch {
                 logger.error("reload failed; the policy in force is unchanged", metadata: ["error": "\(error)"])
+                auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-refused", target: source,
+                                                reason: error.description)]) { _ in }
                 return response(ok: false, message: error.description)
             }
         }
@@ -451,8 +479,10 @@ public final class AgentCore: Sendable {
             do throws(AgentError) {
                 let bytes = Array(text.utf8)
                 let registry = try Self.parse(bytes, source: "(admin)")
-                return try install(registry, bytes: bytes, persist: true)
+                return try install(registry, bytes: bytes, persist: true, source: "(admin)")
             } catch {
+                auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-refused", target: "(admin)",
+                                                reason: error.description)]) { _ in }
                 return response(ok: false, message: error.description)
             }
         }
@@ -473,7 +503,7 @@ public final class AgentCore: Sendable {
 
     /// Persists and pushes `registry`: rotates the group key first if an app lost its
     /// entitlement, so the apps still entitled get the new ring and the others get none.
-    private func install(_ registry: DeviceRegistry, bytes: [UInt8], persist: Bool) throws(AgentError) -> AdminResponse {
+    private func install(_ registry: DeviceRegistry, bytes: [UInt8], persist: Bool, source: String) throws(AgentError) -> AdminResponse {
         if persist {
             do throws(AgentStateError) { try DurableFile.writeAtomically(bytes, to: policyPath) } catch { throw .state(error) }
         }
@@ -526,7 +556,9 @@ public final class AgentCore: Sendable {
             logger.notice("rotated the group key: apps lost their entitlement", metadata: [
                 "apps": "\(result.revoked.joined(separator: ","))"])
         }
-        logger.notice("policy pushed", metadata: ["push": "\(result.push)"])
+        logger.notice("policy pushed", metadata: ["push": "\(result.push)", "source": "\(source)"])
+        auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-installed", target: source,
+                                        generation: result.push)]) { _ in }
         return response(ok: true, message: result.rotated
             ? "policy \(result.push) pushed; group key rotated (no longer entitled: \(result.revoked.joined(separator: ", ")))"
             : "policy \(result.push) pushed")

@@ -248,13 +248,16 @@ public final class AgentServer: Sendable {
     let group: MultiThreadedEventLoopGroup
     /// Kept alive for as long as the server; only touched at start.
     nonisolated(unsafe) let signalSources: [any DispatchSourceSignal]
+    /// Watches the policy directory, when one is configured.
+    let policyWatcher: PolicyDirectoryWatcher?
 
     private init(core: AgentCore, channel: any Channel, group: MultiThreadedEventLoopGroup,
-                 signalSources: [any DispatchSourceSignal]) {
+                 signalSources: [any DispatchSourceSignal], policyWatcher: PolicyDirectoryWatcher?) {
         self.core = core
         self.channel = channel
         self.group = group
         self.signalSources = signalSources
+        self.policyWatcher = policyWatcher
     }
 
     /// Binds the socket (refusing to replace one another agent is listening on), makes it
@@ -304,8 +307,15 @@ public final class AgentServer: Sendable {
         umask(previousMask)
         _ = chmod(path, mode_t(core.configuration.socketMode))
 
+        // The policy directory is watched: a change reloads as SIGHUP does.
+        let watcher = core.configuration.policyDirectory.flatMap { directory in
+            PolicyDirectoryWatcher(directory: directory, logger: core.logger) {
+                let response = core.reload()
+                core.logger.notice("policy directory changed: \(response.message)")
+            }
+        }
         core.logger.notice("listening", metadata: ["socket": "\(path)", "state": "\(core.configuration.stateDirectory)"])
-        return AgentServer(core: core, channel: channel, group: group, signalSources: [hangup])
+        return AgentServer(core: core, channel: channel, group: group, signalSources: [hangup], policyWatcher: watcher)
     }
 
     /// Whether a process accepts connections on the socket at `path`.
@@ -351,6 +361,7 @@ public final class AgentServer: Sendable {
 
     /// Stops serving: closes the listening socket and every connection, removes the socket file.
     public func stop() {
+        policyWatcher?.stop()
         try? channel.close().wait()
         unlink(core.configuration.socketPath)
         try? group.syncShutdownGracefully()

@@ -4,6 +4,7 @@ import Logging
 import ShareBrokerAgent
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
+import ShareBrokerPolicyDocument
 
 /// `sharebrokerd`: the secure-services agent. Argument parsing and start-up only; the logic is
 /// in the ShareBrokerAgent library.
@@ -15,8 +16,9 @@ struct ShareBrokerDaemon: ParsableCommand {
             With no options everything lives under $SHAREBROKER_RUNTIME_DIR, else \
             $XDG_RUNTIME_DIR/sharebroker, else /tmp/sharebroker-UID: the socket agent.sock and the \
             state folder agent-state/. The device policy (which apps exist, their executables, \
-            pins and policies) comes from --policy, else from the state folder's copy of the last \
-            one installed; with neither, the agent starts with no apps and refuses every app until \
+            pins and policies) comes from --policy, else from the policy directory (--policy-dir, \
+            default /etc/sharebroker) when it holds device.json, else from the state folder's copy \
+            of the last one installed; with neither, the agent starts with no apps and refuses every app until \
             a policy is installed (`sharebroker agent-demo` shows a complete setup).
             SIGHUP re-reads the device policy (as does `sharebrokerd --reload`); SIGTERM stops.
             """)
@@ -29,6 +31,9 @@ struct ShareBrokerDaemon: ParsableCommand {
 
     @Option(help: "A device policy (sharebroker.device) to read at start and at every reload. Default: the one in the state folder, else none (every app is refused).")
     var policy: String?
+
+    @Option(help: "A policy directory: device.json and policies.d/*.json (native app policies or Intune Graph bodies), owned by root or the agent's user and writable by no one else; read at start when it holds device.json, watched, and re-read on every change. --policy wins over it.")
+    var policyDir: String = PolicyDirectory.defaultPath
 
     @Option(help: "How many older keys each rotation keeps for opening.")
     var keep: Int = 4
@@ -71,6 +76,7 @@ struct ShareBrokerDaemon: ParsableCommand {
         }
         let configuration = AgentConfiguration(
             stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
+            policyDirectory: policyDir.isEmpty ? nil : policyDir,
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
         do {

@@ -127,7 +127,7 @@ public enum IntuneImporter {
 }
 
 /// One import: the input, the policy being built, and the report.
-private struct ImportRun {
+struct ImportRun {
     let members: [JSONMember]
     let top: [String: JSONValue]
     var platform: IntunePlatform?
