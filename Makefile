@@ -17,7 +17,7 @@ FUZZ_TARGETS = \
 	FuzzSecureFile \
 	FuzzSealedSet
 
-.PHONY: deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
+.PHONY: units-check install-units deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing; libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
 # for its end-to-end tests (they skip, saying so, without them).
@@ -49,6 +49,33 @@ deps:
 		echo "installing $(WAYLAND_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(WAYLAND_PACKAGES); \
 	fi
+
+# The system service (deploy/systemd): `make units-check` verifies the unit with systemd-analyze
+# (apt systemd; no running systemd needed); `make install-units PREFIX=...` installs it with the
+# executable's installed path.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DOCDIR ?= $(PREFIX)/share/doc/sharebroker
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+
+units-check: deps
+	@command -v systemd-analyze >/dev/null 2>&1 || { echo "installing systemd with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd; }
+	$(SWIFT) build --product sharebrokerd
+	@# systemd-analyze exits 0 on an unknown key ("..., ignoring"): any output is a failure.
+	@tmp=$$(mktemp -d) && sed -e "s|@BINDIR@|$$($(SWIFT) build --show-bin-path)|" -e "s|@DOCDIR@|$(CURDIR)/docs|" \
+		deploy/systemd/sharebrokerd.service > $$tmp/sharebrokerd.service && \
+		out=$$(systemd-analyze verify $$tmp/sharebrokerd.service 2>&1); rc=$$?; rm -rf $$tmp; \
+		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then echo "$$out"; echo "units-check: systemd-analyze verify failed"; exit 1; fi; \
+		echo "units-check: deploy/systemd/sharebrokerd.service verifies cleanly"
+
+install-units:
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)
+	sed -e "s|@BINDIR@|$(BINDIR)|" -e "s|@DOCDIR@|$(DOCDIR)|" deploy/systemd/sharebrokerd.service \
+		> $(DESTDIR)$(UNITDIR)/sharebrokerd.service
+	install -m 0644 deploy/systemd/sharebroker.sysusers $(DESTDIR)$(SYSUSERSDIR)/sharebroker.conf
+	install -m 0644 docs/DEPLOYMENT.md $(DESTDIR)$(DOCDIR)/DEPLOYMENT.md
 
 # The wlr data-control client glue, generated from the committed protocol XML
 # (Sources/CWaylandDataControl/README.md); run after changing the XML, and commit the result.
