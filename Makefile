@@ -40,6 +40,13 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info; \
 	fi
+	@# The agent's deployment tests: rsyslogd receives its system-log reports; systemd-analyze
+	@# verifies the service unit (make units-check).
+	@if ! command -v rsyslogd >/dev/null 2>&1 && [ ! -x /usr/sbin/rsyslogd ] \
+		|| ! command -v systemd-analyze >/dev/null 2>&1; then \
+		echo "installing rsyslog systemd with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rsyslog systemd; \
+	fi
 	@# The Wayland clipboard adapter (Sources/ShareBrokerLinux/Wayland): libwayland-client; its
 	@# end-to-end tests run a headless sway (as a user they create: useradd, setpriv) and
 	@# wl-clipboard; wayland-scanner (libwayland-bin) regenerates the committed protocol glue.

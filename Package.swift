@@ -214,6 +214,7 @@ let testTargets: [Target] = [
         .testTarget(
             name: "AgentTests",
             dependencies: [
+                "ShareBrokerAgent",
                 "ShareBrokerLinux",
                 "ShareBrokerCrypto",
                 "ShareBrokerTesting",

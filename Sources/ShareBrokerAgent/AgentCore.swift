@@ -22,6 +22,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// `policies.d/`), read at start and at every reload when it holds a `device.json`, and
     /// watched for changes. ``policyFile`` wins over it; it wins over the state folder's copy.
     public var policyDirectory: String?
+    /// Where reports go besides the durable local logs.
+    public var systemLog: AgentSystemLog
     /// How many older keys each rotation keeps for opening.
     public var keepingRecent: Int
     /// Socket file mode (0600: only the agent's user may connect).
@@ -31,12 +33,13 @@ public struct AgentConfiguration: Sendable, Hashable {
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil, policyDirectory: String? = nil,
-                keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
+                systemLog: AgentSystemLog = .automatic, keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
                 handshakeTimeoutMilliseconds: Int = 5_000) {
         self.stateDirectory = stateDirectory
         self.socketPath = socketPath
         self.policyFile = policyFile
         self.policyDirectory = policyDirectory
+        self.systemLog = systemLog
         self.keepingRecent = keepingRecent
         self.socketMode = socketMode
         self.handshakeTimeoutMilliseconds = max(1, handshakeTimeoutMilliseconds)
@@ -46,6 +49,19 @@ public struct AgentConfiguration: Sendable, Hashable {
     public static var standard: AgentConfiguration {
         AgentConfiguration(stateDirectory: AgentPaths.state, socketPath: AgentPaths.socket)
     }
+}
+
+/// Where the agent reports acknowledgments, blocked attempts, wipes, refusals and policy loads
+/// besides its durable local logs (never payloads, document names or keys).
+public enum AgentSystemLog: Sendable, Hashable {
+    /// journald's native protocol when journald runs, else syslog on `/dev/log`, else nothing.
+    case automatic
+    /// journald's native protocol on this socket.
+    case journald(socket: String)
+    /// RFC 5424 syslog (structured data `sharebroker@32473`) on this Unix datagram socket.
+    case syslog(socket: String)
+    /// The local logs only.
+    case off
 }
 
 /// Why the agent could not start or could not take a new policy.
@@ -143,6 +159,8 @@ public final class AgentCore: Sendable {
     let auditLog: DurableLog
     let policyPath: String
     let logger: Logger
+    /// The system log, when one is configured or found.
+    let systemLog: SystemLogExporter?
     private let state: Mutex<State>
     /// The state folder's lock (`flock` on `agent.lock`), held for the life of the core so that
     /// two agents never share (and fork) one key ring.
@@ -167,6 +185,12 @@ public final class AgentCore: Sendable {
             throw .state(error)
         }
         policyPath = directory + "/device.json"
+        switch configuration.systemLog {
+        case .automatic: systemLog = SystemLogExporter.automaticTarget().map(SystemLogExporter.init(target:))
+        case .journald(let socket): systemLog = SystemLogExporter(target: .journald(socket: socket))
+        case .syslog(let socket): systemLog = SystemLogExporter(target: .syslog(socket: socket))
+        case .off: systemLog = nil
+        }
         let registry = try Self.loadPolicy(configuration: configuration, statePath: policyPath, logger: logger)
         let entitled = Self.entitled(registry)
         var ring: KeyRing
@@ -372,6 +396,7 @@ public final class AgentCore: Sendable {
             "executable": "\(refusal.peer?.executable ?? "?")"])
         let record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
                                     executable: refusal.peer?.executable, reason: refusal.reason.rawValue)
+        systemLog?.export(SystemLogRecord(event: "refused", pid: peer.pid, uid: peer.uid, reason: refusal.reason.rawValue, isWarning: true))
         auditLog.append([record]) { _ in
             connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
             connection.close()
@@ -406,6 +431,12 @@ public final class AgentCore: Sendable {
             session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(batch: batch.id, logged: true))], sensitive: false)
             return
         }
+        if let systemLog {
+            for record in records {
+                systemLog.export(SystemLogRecord(event: "acknowledged", app: record.app, action: record.kind, rule: record.state,
+                                                 push: record.push, pid: record.pid, uid: record.uid))
+            }
+        }
         acknowledgmentLog.append(records) { [logger] error in
             if let error { logger.error("could not log acknowledgments", metadata: ["error": "\(error)"]) }
             session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(
@@ -422,6 +453,14 @@ public final class AgentCore: Sendable {
                            uid: session.peer.uid, executable: nil, id: record.id, action: record.action,
                            target: record.target, rule: record.rule, generation: record.generation,
                            reason: nil, erased: record.erased, failed: record.failed)
+        }
+        if let systemLog {
+            for record in records {
+                let counts = record.erased.map { "erased \($0.count), failed \(record.failed?.count ?? 0)" }
+                systemLog.export(SystemLogRecord(event: record.event, app: record.app, action: record.action, rule: record.rule,
+                                                 push: record.generation, pid: record.pid, uid: record.uid, reason: counts,
+                                                 isWarning: record.event != "wiped" || record.failed?.isEmpty == false))
+            }
         }
         auditLog.append(records) { [logger] error in
             if let error { logger.error("could not log audit records", metadata: ["error": "\(error)"]) }
@@ -465,6 +504,7 @@ public final class AgentCore: Sendable {
                 return try install(try Self.parse(bytes, source: policyPath), bytes: bytes, persist: false, source: source)
             } catch {
                 logger.error("reload failed; the policy in force is unchanged", metadata: ["error": "\(error)"])
+                systemLog?.export(SystemLogRecord(event: "policy-refused", reason: error.description, isWarning: true))
                 auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-refused", target: source,
                                                 reason: error.description)]) { _ in }
                 return response(ok: false, message: error.description)
@@ -481,6 +521,7 @@ public final class AgentCore: Sendable {
                 let registry = try Self.parse(bytes, source: "(admin)")
                 return try install(registry, bytes: bytes, persist: true, source: "(admin)")
             } catch {
+                systemLog?.export(SystemLogRecord(event: "policy-refused", reason: error.description, isWarning: true))
                 auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-refused", target: "(admin)",
                                                 reason: error.description)]) { _ in }
                 return response(ok: false, message: error.description)
@@ -557,6 +598,7 @@ public final class AgentCore: Sendable {
                 "apps": "\(result.revoked.joined(separator: ","))"])
         }
         logger.notice("policy pushed", metadata: ["push": "\(result.push)", "source": "\(source)"])
+        systemLog?.export(SystemLogRecord(event: "policy-installed", push: result.push, reason: result.rotated ? "group key rotated" : nil))
         auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-installed", target: source,
                                         generation: result.push)]) { _ in }
         return response(ok: true, message: result.rotated

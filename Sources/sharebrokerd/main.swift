@@ -35,6 +35,12 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(help: "A policy directory: device.json and policies.d/*.json (native app policies or Intune Graph bodies), owned by root or the agent's user and writable by no one else; read at start when it holds device.json, watched, and re-read on every change. --policy wins over it.")
     var policyDir: String = PolicyDirectory.defaultPath
 
+    @Option(help: "Where reports go besides the local logs: auto (journald when it runs, else /dev/log), journald, syslog, off.")
+    var systemLog: String = "auto"
+
+    @Option(help: "The socket for --system-log journald or syslog (default: /run/systemd/journal/socket, /dev/log).")
+    var systemLogSocket: String?
+
     @Option(help: "How many older keys each rotation keeps for opening.")
     var keep: Int = 4
 
@@ -74,9 +80,17 @@ struct ShareBrokerDaemon: ParsableCommand {
             }
             return
         }
+        let reports: AgentSystemLog
+        switch systemLog {
+        case "auto": reports = .automatic
+        case "off": reports = .off
+        case "journald": reports = .journald(socket: systemLogSocket ?? "/run/systemd/journal/socket")
+        case "syslog": reports = .syslog(socket: systemLogSocket ?? "/dev/log")
+        default: throw ValidationError("--system-log must be auto, journald, syslog or off; got '\(systemLog)'")
+        }
         let configuration = AgentConfiguration(
             stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
-            policyDirectory: policyDir.isEmpty ? nil : policyDir,
+            policyDirectory: policyDir.isEmpty ? nil : policyDir, systemLog: reports,
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
         do {

@@ -1,0 +1,215 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One report for the system log: what happened, to which app, under which rule and policy
+/// version. Never payloads, document names or keys: the fields are ids, enum names and counts.
+struct SystemLogRecord: Sendable, Equatable {
+    /// `acknowledged`, `blocked`, `wiped`, `refused`, `policy-installed`, `policy-refused`...
+    var event: String
+    var app: String?
+    var action: String?
+    var rule: String?
+    /// The policy push (version) the record belongs to.
+    var push: UInt64?
+    var pid: Int32?
+    var uid: UInt32?
+    /// A short reason of the agent's own making (a refusal reason, an error summary).
+    var reason: String?
+    /// Notice for the ordinary, warning for refusals and failures.
+    var isWarning = false
+
+    /// The structured fields, in a fixed order, without empty ones.
+    var fields: [(key: String, value: String)] {
+        var out: [(String, String)] = [("event", event)]
+        if let app { out.append(("app", app)) }
+        if let action { out.append(("action", action)) }
+        if let rule { out.append(("rule", rule)) }
+        if let push { out.append(("push", String(push))) }
+        if let pid { out.append(("pid", String(pid))) }
+        if let uid { out.append(("uid", String(uid))) }
+        if let reason { out.append(("reason", reason)) }
+        return out
+    }
+
+    /// One line for people.
+    var message: String {
+        "sharebroker " + fields.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+}
+
+/// Sends the agent's reports to the system log, besides its durable local logs: journald's
+/// native protocol when journald runs, else RFC 5424 syslog (structured data
+/// `[sharebroker@32473 ...]`) to `/dev/log`. Never blocks a caller: records go into a bounded
+/// queue that a thread of its own drains; when the queue is full or the log socket does not take
+/// them, the oldest are dropped and counted, and the count is reported once the log takes records
+/// again.
+final class SystemLogExporter: Sendable {
+    /// Where the records go.
+    enum Target: Sendable, Equatable {
+        /// journald's native protocol (`KEY=value` lines in one datagram).
+        case journald(socket: String)
+        /// RFC 5424 over a Unix datagram socket (rsyslog, syslog-ng, journald's `/dev/log`).
+        case syslog(socket: String)
+    }
+
+    /// journald's native socket, and the classic syslog socket.
+    static let journaldSocket = "/run/systemd/journal/socket"
+    static let syslogSocket = "/dev/log"
+    /// The queue's bound: records beyond it drop the oldest.
+    static let capacity = 4096
+
+    /// journald when its socket exists, else `/dev/log` when it exists, else `nil`.
+    static func automaticTarget() -> Target? {
+        if access(journaldSocket, W_OK) == 0 { return .journald(socket: journaldSocket) }
+        if access(syslogSocket, W_OK) == 0 { return .syslog(socket: syslogSocket) }
+        return nil
+    }
+
+    struct Queue {
+        var records: [SystemLogRecord] = []
+        var dropped = 0
+        var stopped = false
+    }
+
+    let target: Target
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    private let hostname: String
+    private let descriptor: Int32
+
+    /// Opens the datagram socket and starts the sending thread.
+    init(target: Target) {
+        self.target = target
+        var name = [UInt8](repeating: 0, count: 256)
+        hostname = name.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { gethostname($0, buffer.count - 1) }
+            } == 0 ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "-"
+        }
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        let thread = Thread { [self] in self.drain() }
+        thread.name = "sharebrokerd-system-log"
+        thread.start()
+    }
+
+    /// Queues `record`; never blocks on the log.
+    func export(_ record: SystemLogRecord) {
+        queue.withLock { queue in
+            if queue.records.count >= Self.capacity {
+                queue.records.removeFirst()
+                queue.dropped += 1
+            }
+            queue.records.append(record)
+        }
+        wake.signal()
+    }
+
+    /// How many records were dropped so far and not yet reported.
+    var droppedCount: Int { queue.withLock { $0.dropped } }
+
+    /// Stops the sending thread after what is queued.
+    func stop() {
+        queue.withLock { $0.stopped = true }
+        wake.signal()
+    }
+
+    private func drain() {
+        while true {
+            wake.wait()
+            while true {
+                let next = queue.withLock { queue -> (SystemLogRecord?, Int, Bool) in
+                    (queue.records.first, queue.dropped, queue.stopped)
+                }
+                if next.1 > 0 {
+                    let notice = SystemLogRecord(event: "reports-dropped", reason: "\(next.1) records dropped: the system log did not take them", isWarning: true)
+                    guard send(notice) else {
+                        usleep(100_000)
+                        wake.signal()
+                        break
+                    }
+                    queue.withLock { $0.dropped -= next.1 }
+                }
+                guard let record = next.0 else {
+                    if next.2 { return }
+                    break
+                }
+                guard send(record) else {
+                    // The log is away or full: keep the record queued and retry a little later.
+                    usleep(100_000)
+                    wake.signal()
+                    break
+                }
+                queue.withLock { queue in
+                    if queue.records.first == record { queue.records.removeFirst() }
+                }
+            }
+        }
+    }
+
+    /// One datagram; `false` when the socket did not take it.
+    private func send(_ record: SystemLogRecord) -> Bool {
+        guard descriptor >= 0 else { return false }
+        let (path, bytes): (String, [UInt8])
+        switch target {
+        case .journald(let socket): (path, bytes) = (socket, Self.journaldDatagram(record))
+        case .syslog(let socket): (path, bytes) = (socket, Self.syslogDatagram(record, hostname: hostname, pid: getpid(), time: Date()))
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
+        let sent = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        }
+        return sent == bytes.count
+    }
+
+    // MARK: Formats
+
+    /// journald's native protocol: `KEY=value` lines (values on one line; the agent's values never
+    /// hold a newline, and any is replaced).
+    static func journaldDatagram(_ record: SystemLogRecord) -> [UInt8] {
+        var lines = ["MESSAGE=" + oneLine(record.message), "PRIORITY=\(record.isWarning ? 4 : 5)", "SYSLOG_IDENTIFIER=sharebrokerd"]
+        for field in record.fields {
+            lines.append("SHAREBROKER_" + field.key.uppercased().replacingOccurrences(of: "-", with: "_") + "=" + oneLine(field.value))
+        }
+        return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    /// RFC 5424: `<PRI>1 TIME HOST sharebrokerd PID EVENT [sharebroker@32473 k="v"...] message`,
+    /// facility daemon. 32473 is the enterprise number RFC 5612 reserves for examples, as
+    /// products without their own use.
+    static func syslogDatagram(_ record: SystemLogRecord, hostname: String, pid: Int32, time: Date) -> [UInt8] {
+        let priority = 3 * 8 + (record.isWarning ? 4 : 5)
+        let stamp = time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let data = record.fields.map { "\($0.key)=\"\(escapeParameter($0.value))\"" }.joined(separator: " ")
+        let msgid = String(record.event.prefix(32).map { $0.isASCII && !$0.isWhitespace ? $0 : "-" })
+        return Array("<\(priority)>1 \(stamp) \(hostname) sharebrokerd \(pid) \(msgid) [sharebroker@32473 \(data)] \(oneLine(record.message))".utf8)
+    }
+
+    /// RFC 5424 PARAM-VALUE escaping: `"`, `\` and `]`.
+    static func escapeParameter(_ value: String) -> String {
+        var out = ""
+        for character in oneLine(value) {
+            if character == "\"" || character == "\\" || character == "]" { out.append("\\") }
+            out.append(character)
+        }
+        return out
+    }
+
+    static func oneLine(_ value: String) -> String {
+        value.contains(where: \.isNewline) ? String(value.map { $0.isNewline ? " " : $0 }) : value
+    }
+}

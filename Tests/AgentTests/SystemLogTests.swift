@@ -1,0 +1,126 @@
+import Foundation
+@testable import ShareBrokerAgent
+import Testing
+
+/// Reports to the system log, received by a real rsyslogd started by the test (apt rsyslog;
+/// `make deps` installs it), and the record formats.
+@Suite("system log reports", .serialized)
+struct SystemLogTests {
+    static let rsyslogd = ["/usr/sbin/rsyslogd", "/sbin/rsyslogd"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// An rsyslogd listening on a Unix socket of its own, writing what it parsed (RFC 5424
+    /// fields) to a file.
+    final class Receiver {
+        let folder: String
+        var socket: String { folder + "/log.sock" }
+        var output: String { folder + "/received.log" }
+        var process: Process?
+
+        init(folder: String) throws {
+            self.folder = folder
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let config = """
+                global(workDirectory="\(folder)")
+                module(load="imuxsock" SysSock.Use="off")
+                input(type="imuxsock" Socket="\(socket)" UseSpecialParser="off" ParseHostname="on" CreatePath="on")
+                template(name="fields" type="string" string="%app-name%|%msgid%|%structured-data%|%msg%\\n")
+                action(type="omfile" file="\(output)" template="fields")
+                """
+            try config.write(toFile: folder + "/rsyslog.conf", atomically: true, encoding: .utf8)
+        }
+
+        func start() throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: SystemLogTests.rsyslogd ?? "rsyslogd")
+            process.arguments = ["-n", "-f", folder + "/rsyslog.conf", "-i", folder + "/rsyslogd.pid"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            self.process = process
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        }
+
+        func stop() {
+            guard let process, process.isRunning else { return }
+            // SIGKILL: the test process blocks SIGTERM, and its children inherit the mask.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            self.process = nil
+            try? FileManager.default.removeItem(atPath: socket)
+        }
+
+        var lines: [String] {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        deinit { stop() }
+    }
+
+    @Test("Refusals, policy loads and acknowledgments reach a real rsyslogd as RFC 5424 structured data, never content; records made while it is down arrive when it returns",
+          .enabled(if: rsyslogd != nil, "rsyslogd is missing: make deps installs rsyslog"),
+          .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"))
+    func rsyslogReceivesReports() throws {
+        let h = try AgentHarness()
+        let receiver = try Receiver(folder: h.root + "/rsyslog")
+        try receiver.start()
+        defer { receiver.stop() }
+        try h.standardDevice()
+        try h.startAgent(arguments: ["--policy", h.policyPath, "--system-log", "syslog", "--system-log-socket", receiver.socket])
+        defer { h.stopAgent() }
+
+        #expect(try h.run(h.notes, ["copy"], input: "TOP-SECRET-PAYLOAD").status == 0)
+        #expect(try h.run(h.unmanaged, ["status"]).status == 77)
+        #expect(h.wait { receiver.lines.contains { $0.hasPrefix("sharebrokerd|refused|") && $0.contains("reason=\"unregistered\"") } },
+                "\(receiver.lines)")
+        let watcher = try h.startWatch(h.notes, name: "notes")
+        defer { h.stop(watcher.process) }
+        #expect(h.wait { h.jsonLines(watcher.output).contains { $0["event"] as? String == "attached" } })
+        try h.standardDevice(notesPrint: "unauthorized")
+        h.reloadAgent()
+        #expect(h.wait { receiver.lines.contains { $0.hasPrefix("sharebrokerd|policy-installed|") && $0.contains("push=\"2\"") } })
+        #expect(h.wait { receiver.lines.contains { $0.hasPrefix("sharebrokerd|acknowledged|") && $0.contains("app=\"com.acme.notes\"")
+            && $0.contains("action=\"print\"") && $0.contains("push=\"2\"") } }, "\(receiver.lines)")
+
+        // The receiver goes away: the agent keeps working and keeps what it could not send.
+        receiver.stop()
+        #expect(try h.run(h.notes, ["copy"], input: "TOP-SECRET-PAYLOAD again").status == 0)
+        #expect(try h.run(h.unmanaged, ["status"]).status == 77)
+        let before = receiver.lines.filter { $0.hasPrefix("sharebrokerd|refused|") }.count
+        try receiver.start()
+        #expect(h.wait { receiver.lines.filter { $0.hasPrefix("sharebrokerd|refused|") }.count > before },
+                "the refusal made while rsyslogd was down arrives when it returns")
+
+        let everything = receiver.lines.joined(separator: "\n")
+        #expect(!everything.contains("TOP-SECRET"))
+        #expect(!everything.contains("keyring"))
+    }
+
+    @Test("Formats: RFC 5424 escapes PARAM-VALUE, journald gets one KEY=value per line, newlines never split a record")
+    func formats() {
+        let record = SystemLogRecord(event: "blocked", app: "com.acme.notes", action: "openIn", rule: "whitelist",
+                                     push: 7, reason: "a \"quoted\" ] value\nwith a newline", isWarning: true)
+        let syslog = String(decoding: SystemLogExporter.syslogDatagram(record, hostname: "host", pid: 42, time: Date(timeIntervalSince1970: 0)), as: UTF8.self)
+        #expect(syslog.hasPrefix("<28>1 1970-01-01T00:00:00.000Z host sharebrokerd 42 blocked [sharebroker@32473 event=\"blocked\" app=\"com.acme.notes\""))
+        #expect(syslog.contains(#"reason="a \"quoted\" \] value with a newline""#))
+        #expect(!syslog.contains("\n"))
+        let journald = String(decoding: SystemLogExporter.journaldDatagram(record), as: UTF8.self)
+        let lines = journald.split(separator: "\n")
+        #expect(lines.contains("PRIORITY=4"))
+        #expect(lines.contains("SHAREBROKER_APP=com.acme.notes"))
+        #expect(lines.contains("SHAREBROKER_PUSH=7"))
+        #expect(lines.allSatisfy { $0.contains("=") }, "every line is KEY=value: \(lines)")
+    }
+
+    @Test("A full queue drops the oldest records and counts them; export never blocks")
+    func boundedQueue() {
+        // A socket nobody listens on: nothing is ever taken.
+        let exporter = SystemLogExporter(target: .syslog(socket: "/nonexistent/sharebroker-test.sock"))
+        defer { exporter.stop() }
+        let start = ContinuousClock.now
+        for i in 0..<(SystemLogExporter.capacity + 500) {
+            exporter.export(SystemLogRecord(event: "acknowledged", app: "com.acme.notes", push: UInt64(i)))
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(exporter.droppedCount >= 500)
+    }
+}
