@@ -120,7 +120,24 @@ public enum PolicySummary {
         case .unauthorized: blocks.append("copy to the pasteboard")
         }
 
+        if let n = p.clipboardExceptionLength, n > 0, p.pasteboard != .authorized {
+            allows.append("copy of plain text of at most \(count(n, "character")) (grapheme clusters), in the clear")
+        }
+        if p.pasteIn == .managedApps {
+            blocks.append("paste into managed content of clear items other apps wrote")
+        }
         if p.print == .authorized { allows.append("print") } else { blocks.append("print") }
+        switch p.notifications {
+        case .block?: blocks.append("notifications of managed content")
+        case .blockOrgData?: allows.append("notifications with generic text only (no organization data)")
+        case .allow?, nil: break
+        }
+        switch p.openFrom {
+        case .unauthorized?: blocks.append("documents and URLs from other apps (Open From)")
+        case .whitelist(let ids)?: allows.append("documents from a whitelist of \(count(ids.count, "app")) (Open From)")
+        case .allAppConnectApps?: allows.append("documents from authorized AppConnect apps only (Open From)")
+        case .authorized?, nil: break
+        }
 
         switch p.dragAndDrop ?? DragAndDropPolicy.noApps {
         case .allApps: allows.append("drag and drop to any app")
@@ -177,6 +194,10 @@ public enum PolicySummary {
         case .dragAndDrop: PolicyNames.name(p.dragAndDrop ?? DragAndDropPolicy.noApps, in: PolicyNames.dragAndDrop)
         case .managedBrowserRequired: (p.managedBrowserRequired ?? false) ? "true" : "false"
         case .config: "{}"
+        case .clipboardExceptionLength: String(p.clipboardExceptionLength ?? 0)
+        case .notifications: PolicyNames.name(p.notifications ?? .allow, in: PolicyNames.notifications)
+        case .openFrom, .openFromWhitelist: PolicyNames.name(of: p.openFrom ?? .authorized)
+        case .pasteIn: PolicyNames.name(p.pasteIn ?? .anyApp, in: PolicyNames.pasteIn)
         }
     }
 

@@ -62,7 +62,8 @@ public final class PolicySimulator {
     private func perform(_ op: String, _ f: Fields) throws(SimulatorError) -> Members {
         if op == "start" { return try start(f) }
         let known = ["policy", "device", "state", "openIn", "openURL", "composeMail", "print", "dragAndDrop",
-                     "serverLog", "copy", "paste", "pasteboardRaw", "identity", "webView", "navigate"]
+                     "serverLog", "copy", "paste", "pasteboardRaw", "identity", "webView", "navigate",
+                     "notify", "openFrom"]
         guard known.contains(op) else {
             throw SimulatorError("unknown op '\(op)'; expected one of start, \(known.joined(separator: ", "))")
         }
@@ -86,6 +87,8 @@ public final class PolicySimulator {
         case "navigate": return try navigate(f, world.broker)
         case "copy": return try copy(f, world)
         case "paste": return try paste(f, world)
+        case "notify": return try notify(f, world)
+        case "openFrom": return try openFrom(f, world)
         default: return pasteboardRaw(world)
         }
     }
@@ -211,6 +214,12 @@ public final class PolicySimulator {
                                                           "appConnectApps": .appConnectApps, "none": .noApps])
         update.managedBrowserRequired = try f.bool("managedBrowserRequired")
         update.config = try f.stringMap("config")
+        update.clipboardExceptionLength = try f.integer("clipboardExceptionLength",
+                                                        in: 0 ... PolicySnapshot.maxClipboardExceptionLength)
+        update.notifications = try f.choice("notifications", ["allow": NotificationPolicy.allow,
+                                                              "blockOrgData": .blockOrgData, "block": .block])
+        update.openFrom = try openFromSetting(f, w)
+        update.pasteIn = try f.choice("pasteIn", ["anyApp": PasteInPolicy.anyApp, "managedApps": .managedApps])
         let answers = try answers(f)
         // Everything is validated: from here on the line is carried out.
         w.app.begin(answers: answers)
@@ -221,6 +230,58 @@ public final class PolicySimulator {
             throw SimulatorError("the library refused the update: \(error)")
         }
         return changeResult(outcome, w) + [("wiped", .bool(outcome.wiped))]
+    }
+
+    /// `openFrom` and `openFromWhitelist`, with the same rules as `openIn` and its whitelist.
+    private func openFromSetting(_ f: Fields, _ w: World) throws(SimulatorError) -> OpenFromSetting? {
+        let whitelist = try f.strings("openFromWhitelist")
+        let openFrom = try f.choice("openFrom", ["unauthorized": "unauthorized", "authorized": "authorized",
+                                                 "whitelist": "whitelist", "appConnectApps": "appConnectApps"])
+        if whitelist != nil, let openFrom, openFrom != "whitelist" {
+            throw SimulatorError("field 'openFromWhitelist' contradicts openFrom '\(openFrom)': a whitelist goes with openFrom whitelist only")
+        }
+        switch openFrom {
+        case "unauthorized"?: return .unauthorized
+        case "authorized"?: return .authorized
+        case "appConnectApps"?: return .allAppConnectApps
+        case "whitelist"?:
+            guard let whitelist else {
+                throw SimulatorError("missing field 'openFromWhitelist' (required when openFrom is whitelist)")
+            }
+            return .whitelist(Set(whitelist))
+        default:
+            guard let whitelist else { return nil }
+            guard case .whitelist = w.broker.currentSnapshot.openFromSetting else {
+                throw SimulatorError("field 'openFromWhitelist' is given but the Open From policy is not whitelist")
+            }
+            return .whitelist(Set(whitelist))
+        }
+    }
+
+    private func notify(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let title = try f.requiredString("title")
+        let body = try f.string("body")
+        w.app.begin()
+        let content = w.broker.notification(title: title, body: body)
+        let outcome: String
+        switch content.decision.action {
+        case .post: outcome = "posted"
+        case .postGeneric: outcome = "generic"
+        case .blocked: outcome = "blocked"
+        }
+        return [("outcome", .string(outcome)), ("title", content.title.map(JSON.string) ?? .null),
+                ("body", content.body.map(JSON.string) ?? .null),
+                ("why", .string(content.decision.rule.explanation))]
+    }
+
+    private func openFrom(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let source = try f.string("source")
+        let document = try f.string("document") ?? ""
+        w.app.begin()
+        let result = w.broker.openFrom(document, source: source)
+        return [("outcome", .string(result.content == nil ? "blocked" : "accepted")),
+                ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(result.decision.explanation(target: source, snapshot: w.broker.currentSnapshot)))]
     }
 
     private func device(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {

@@ -94,6 +94,7 @@ import Testing
         #expect(lines[1] == #"{"op":"policy","auth":"authorized","authMessage":"Welcome","openIn":"whitelist","#
                 + #""openInWhitelist":["com.acme.viewer"],"pasteboard":"secureCopy","print":"authorized","#
                 + #""secureFileIO":"required","logLevel":"status","dragAndDrop":"appConnectApps","#
-                + #""managedBrowserRequired":false,"config":{}}"#)
+                + #""managedBrowserRequired":false,"config":{},"clipboardExceptionLength":0,"notifications":"allow","#
+                + #""openFrom":"authorized","pasteIn":"anyApp"}"#)
     }
 }

@@ -31,7 +31,8 @@ extension ShareBroker {
                 openInSetting: update.openIn, pasteboardPolicy: update.pasteboard, printPolicy: update.print,
                 secureFileIOPolicy: update.secureFileIO, logLevel: update.logLevel,
                 dragAndDropPolicy: update.dragAndDrop, managedBrowserRequired: update.managedBrowserRequired,
-                config: update.config)
+                config: update.config, clipboardExceptionLength: update.clipboardExceptionLength,
+                notificationPolicy: update.notifications, openFromSetting: update.openFrom, pasteInPolicy: update.pasteIn)
             return install(next, replacing: old)
         }
     }
@@ -165,13 +166,16 @@ extension ShareBroker {
 
 extension PolicySnapshot {
     /// The snapshot of a retired app: every policy at its most restrictive value, no config,
-    /// the next generation. Secure services, manifest and device carry over.
+    /// the next generation (paste-in keeps the behaviour from before it existed: pasting clear
+    /// items was never restricted, and a retired app shows no managed content to paste into). Secure services, manifest and device carry over.
     func retired(message: String, isReady: Bool) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1, isReady: isReady, authState: .retired, authMessage: message,
             openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
             secureFileIOPolicy: .required, secureServices: secureServices, logLevel: .status,
             dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
-            manifest: manifest, device: device, identity: identity)
+            manifest: manifest, device: device, identity: identity,
+            clipboardExceptionLength: 0, notificationPolicy: .block, openFromSetting: .unauthorized,
+            pasteInPolicy: .anyApp)
     }
 }

@@ -311,15 +311,47 @@ private struct ImportRun {
                 switch level {
                 case "allApps":
                     policy.pasteboard = .authorized
-                    report(key, value, .mapped, "-> pasteboard authorized (copied text is readable by every app)")
+                    policy.pasteIn = .anyApp
+                    report(key, value, .mapped, "-> pasteboard authorized (copied text is readable by every app), pasteIn anyApp")
                 case "blocked":
                     policy.pasteboard = .unauthorized
-                    report(key, value, .mapped, "-> pasteboard unauthorized")
+                    policy.pasteIn = .managedApps
+                    report(key, value, .approximated, "-> pasteboard unauthorized, pasteIn managedApps: clear items of other "
+                           + "apps are not pasted in; encrypted items of authorized AppConnect apps still are")
+                case "managedAppsWithPasteIn":
+                    policy.pasteboard = .secureCopy
+                    policy.pasteIn = .anyApp
+                    report(key, value, .mapped, "-> pasteboard secureCopy (copies are encrypted so only authorized AppConnect "
+                           + "apps can paste them), pasteIn anyApp (any app's text may be pasted in)")
                 default:
                     policy.pasteboard = .secureCopy
-                    report(key, value, .approximated, "-> pasteboard secureCopy: copies are encrypted so only authorized "
-                           + "AppConnect apps can paste them" + (level == "managedAppsWithPasteIn"
-                               ? "; pasting in from unmanaged apps is not governed by the library (paste-in is not modelled)" : ""))
+                    policy.pasteIn = .managedApps
+                    report(key, value, .mapped, "-> pasteboard secureCopy (copies are encrypted so only authorized AppConnect "
+                           + "apps can paste them), pasteIn managedApps (clear items of other apps are not pasted in)")
+                }
+            case "allowedOutboundClipboardSharingExceptionLength":
+                mapClipboardException(key, value)
+            case "notificationRestriction":
+                let table = ["allow": NotificationPolicy.allow, "blockOrganizationalData": .blockOrgData, "block": .block]
+                guard let level = enumValue(key, value, ["allow", "blockOrganizationalData", "block"],
+                                            fallback: "notifications stay blocked (the most restrictive)"),
+                      let mapped = table[level] else { continue }
+                policy.notifications = mapped
+                report(key, value, .mapped, "-> notifications \(PolicyNames.name(mapped, in: PolicyNames.notifications))")
+            case "allowedInboundDataTransferSources":
+                guard let sources = enumValue(key, value, ["allApps", "managedApps", "none"],
+                                              fallback: "Open From stays blocked (openFrom unauthorized, the most restrictive)")
+                else { continue }
+                switch sources {
+                case "allApps":
+                    policy.openFrom = .authorized
+                    report(key, value, .mapped, "-> openFrom authorized")
+                case "managedApps":
+                    policy.openFrom = .allAppConnectApps
+                    report(key, value, .mapped, "-> openFrom appConnectApps (the authorized AppConnect apps on the device)")
+                default:
+                    policy.openFrom = .unauthorized
+                    report(key, value, .mapped, "-> openFrom unauthorized")
                 }
             case "printBlocked":
                 guard let blocked = boolValue(key, value, fallback: "print stays blocked (the most restrictive)") else { continue }
@@ -491,7 +523,7 @@ private struct ImportRun {
     // MARK: Everything else
 
     enum FieldKind {
-        case access, conditionalLaunch, storage, inbound, deviceFeature, browser, clipboardException, protection, metadata, duration
+        case access, conditionalLaunch, storage, inbound, deviceFeature, browser, protection, metadata, duration
     }
 
     static let kinds: [String: FieldKind] = {
@@ -517,15 +549,14 @@ private struct ImportRun {
                   "wipeAfterCompanyPortalUpdateDeferralInDays"] { table[k] = .conditionalLaunch }
         for k in ["saveAsBlocked", "allowedDataStorageLocations", "allowedDataIngestionLocations",
                   "blockDataIngestionIntoOrganizationDocuments"] { table[k] = .storage }
-        for k in ["allowedInboundDataTransferSources", "protectInboundDataFromUnknownSources"] { table[k] = .inbound }
+        table["protectInboundDataFromUnknownSources"] = .inbound
         for k in ["dataBackupBlocked", "contactSyncBlocked", "screenCaptureBlocked", "thirdPartyKeyboardsBlocked",
-                  "keyboardsRestricted", "approvedKeyboards", "notificationRestriction", "dialerRestrictionLevel",
+                  "keyboardsRestricted", "approvedKeyboards", "dialerRestrictionLevel",
                   "customDialerAppProtocol", "customDialerAppPackageId", "customDialerAppDisplayName",
                   "disableAppEncryptionIfDeviceEncryptionIsEnabled", "genmojiConfigurationState",
                   "writingToolsConfigurationState", "screenCaptureConfigurationState"] { table[k] = .deviceFeature }
         for k in ["managedBrowser", "customBrowserProtocol", "customBrowserPackageId", "customBrowserDisplayName",
                   "shareWithBrowserVirtualSetting"] { table[k] = .browser }
-        table["allowedOutboundClipboardSharingExceptionLength"] = .clipboardException
         table["disableProtectionOfManagedOutboundOpenInData"] = .protection
         for k in ["id", "version", "createdDateTime", "lastModifiedDateTime", "roleScopeTagIds", "isAssigned",
                   "deployedAppCount", "targetedAppManagementLevels", "assignments", "deploymentSummary",
@@ -540,7 +571,8 @@ private struct ImportRun {
                                             "printBlocked", "managedBrowserToOpenLinksRequired", "appDataEncryptionType",
                                             "encryptAppData", "exemptedAppProtocols", "exemptedAppPackages",
                                             "filterOpenInToOnlyManagedApps", "displayName", "description", "apps",
-                                            "mobileAppIdentifierDeployments"]
+                                            "mobileAppIdentifierDeployments", "allowedOutboundClipboardSharingExceptionLength",
+                                            "notificationRestriction", "allowedInboundDataTransferSources"]
 
     /// Whether `key` is a setting of a managed app protection (not metadata, not a name).
     static func isPolicyField(_ key: String) -> Bool {
@@ -566,7 +598,8 @@ private struct ImportRun {
         case .storage:
             report(key, value, .notSupported, "Save As and storage locations: not modelled")
         case .inbound:
-            report(key, value, .notSupported, "inbound transfers: not governed by the library")
+            report(key, value, .notSupported, "protection of data from unknown sources: the library tells sources apart "
+                   + "by bundle id only (openFrom)")
         case .deviceFeature:
             report(key, value, .notSupported, "device feature outside the library")
         case .browser:
@@ -579,8 +612,6 @@ private struct ImportRun {
             }
         case .metadata:
             report(key, value, .notSupported, "Graph metadata")
-        case .clipboardException:
-            mapClipboardException(key, value)
         case .duration:
             mapDuration(key, value)
         }
@@ -589,22 +620,23 @@ private struct ImportRun {
     mutating func mapClipboardException(_ key: String, _ value: JSONValue) {
         guard let n = value.integer else {
             if case .null = value {
-                report(key, value, .notSupported, "null: not set")
+                report(key, value, .mapped, "null: not set, so clipboardExceptionLength 0 (no exception)")
             } else {
-                report(key, value, .notSupported, "expected a whole number of characters; ignored")
-                warnings.append("\(key): expected a whole number of characters (0 to 65535), got \(value.preview()); ignored")
+                report(key, value, .notSupported, "expected a whole number of characters; no exception (the most restrictive)")
+                warnings.append("\(key): expected a whole number of characters (0 to 65535), got \(value.preview()); "
+                                + "no exception")
             }
             return
         }
-        if n < 0 || n > 65_535 {
-            warnings.append("\(key): \(n) is outside 0...65535 characters; ignored")
+        guard n >= 0, n <= PolicySnapshot.maxClipboardExceptionLength else {
+            report(key, value, .notSupported, "outside 0...65535; no exception (the most restrictive)")
+            warnings.append("\(key): \(n) is outside 0...65535 characters; no exception")
+            return
         }
-        if n == 0 {
-            report(key, value, .mapped, "zero: no exception, as in the library")
-        } else {
-            report(key, value, .notSupported, "no short-snippet exception: copies of \(n) characters or fewer follow the "
-                   + "pasteboard policy too (stricter)")
-        }
+        policy.clipboardExceptionLength = n
+        report(key, value, .mapped, n == 0 ? "-> clipboardExceptionLength 0 (no exception)"
+               : "-> clipboardExceptionLength \(n): copies of plain text of at most \(n) characters (grapheme clusters) "
+                 + "are written in the clear whatever the pasteboard policy")
     }
 
     mutating func mapDuration(_ key: String, _ value: JSONValue) {
@@ -700,6 +732,19 @@ private struct ImportRun {
         fill(.secureFileIO, \.secureFileIO, "required",
              from: platform == .android ? "encryptAppData" : "appDataEncryptionType")
         fill(.managedBrowserRequired, \.managedBrowserRequired, "false", from: "managedBrowserToOpenLinksRequired")
+        let strictest = PolicyUpdate(clipboardExceptionLength: 0, notifications: .block, openFrom: .unauthorized,
+                                     pasteIn: .managedApps)
+        func fillStrict<T>(_ field: PolicyField, _ keyPath: WritableKeyPath<PolicyUpdate, T?>, _ name: String, from intune: String) {
+            if p[keyPath: keyPath] == nil {
+                p[keyPath: keyPath] = strictest[keyPath: keyPath]
+                unsourced.append("\(field.rawValue) \(name): the most restrictive value (no readable \(intune))")
+            }
+        }
+        fillStrict(.clipboardExceptionLength, \.clipboardExceptionLength, "0",
+                   from: "allowedOutboundClipboardSharingExceptionLength")
+        fillStrict(.notifications, \.notifications, "block", from: "notificationRestriction")
+        fillStrict(.openFrom, \.openFrom, "unauthorized", from: "allowedInboundDataTransferSources")
+        fillStrict(.pasteIn, \.pasteIn, "managedApps", from: "allowedOutboundClipboardSharingLevel")
         if p.logLevel == nil {
             p.logLevel = .status
             unsourced.append("logLevel status: Intune has no log level in app protection policies")
