@@ -18,7 +18,7 @@ public enum PolicySummary {
     }
 
     static func render(app document: AppPolicyDocument) -> [String] {
-        var lines = ["\(document.app): valid \(PolicyDocument.appFormat) version \(PolicyDocument.version)"]
+        var lines = ["\(document.app): valid \(PolicyDocument.appFormat) version \(document.policy.documentVersion)"]
         if let description = document.description, !description.isEmpty { lines.append("  " + cut(description, 100)) }
         lines += describe(document.policy, device: nil, indent: "  ")
         let unset = document.policy.unsetFields
@@ -32,7 +32,7 @@ public enum PolicySummary {
 
     static func render(device registry: DeviceRegistry) -> [String] {
         let managed = registry.apps.filter(\.isAppConnect).count
-        var lines = ["device: valid \(PolicyDocument.deviceFormat) version \(PolicyDocument.version), "
+        var lines = ["device: valid \(PolicyDocument.deviceFormat) version \(registry.apps.compactMap(\.policy).map(\.documentVersion).max() ?? 1), "
                      + "\(registry.apps.count) app\(registry.apps.count == 1 ? "" : "s"), \(managed) AppConnect"]
         if let description = registry.description, !description.isEmpty { lines.append("  " + cut(description, 100)) }
         let shown = 20

@@ -82,6 +82,16 @@ package enum PasteboardReader {
 }
 
 extension ShareBroker {
+    /// Decides a copy of native content without writing anything: what ``copy(_:fromWebView:)``
+    /// does with an item of that many characters. Never allocates.
+    /// - Parameter characters: for plain text, ``PasteboardItem/characterCount(limit:)`` with the
+    ///   snapshot's ``PolicySnapshot/clipboardExceptionLength`` as the limit; `nil` for anything else.
+    @inlinable
+    public func decideCopy(characters: Int?) -> CopyDecision {
+        let snapshot = currentSnapshot
+        return TransferRules.copy(managed: snapshot.identity == .managed, characters: characters, in: snapshot)
+    }
+
     /// Copies `item` to the general pasteboard, as the pasteboard policy says: in the clear,
     /// sealed (SecureCopy, while secure services are available), or not at all, in which case
     /// the pasteboard keeps exactly what it had.
