@@ -82,8 +82,8 @@ package enum PasteboardReader {
 }
 
 extension ShareBroker {
-    /// Decides a copy of native content without writing anything: what ``copy(_:fromWebView:)``
-    /// does with an item of that many characters. Never allocates.
+    /// Decides a copy of the current identity's content without writing anything: what a copy of
+    /// one item with that many characters does. Never allocates.
     /// - Parameter characters: for plain text, ``PasteboardItem/characterCount(limit:)`` with the
     ///   snapshot's ``PolicySnapshot/clipboardExceptionLength`` as the limit; `nil` for anything else.
     @inlinable
