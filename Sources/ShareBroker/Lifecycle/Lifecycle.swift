@@ -18,8 +18,34 @@ extension ShareBroker {
     /// config, then wipes what the registered erasers hold (journaled in the ``wipeJournal``,
     /// so a crash half way is finished at the next start), reports the wipe to the server sink,
     /// and announces only the authorization change.
+    ///
+    /// Every update is a confirmation for the offline timers (``enableOfflineTimers(clock:directory:)``);
+    /// a confirmation that cannot be saved is logged, and counts in memory.
     @discardableResult
     public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+        let outcome = try applyUnconfirmed(update)
+        if let timers = offlineTimers.withLock({ $0 }) {
+            timers.slot.withLock { $0.heldBack = nil }
+            do {
+                _ = try timers.confirm()
+            } catch {
+                logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
+            }
+        }
+        return outcome
+    }
+
+    /// Applies a policy the app kept from an earlier run (while the management agent cannot be
+    /// reached), exactly as ``apply(_:)`` does, except that it is no confirmation: the offline
+    /// timers go on counting from the last policy the agent delivered.
+    @discardableResult
+    public func applyCached(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+        try applyUnconfirmed(update)
+    }
+
+    /// ``apply(_:)`` without counting as a confirmation: what the offline timers apply themselves.
+    @discardableResult
+    func applyUnconfirmed(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
         try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
             guard state.started else { throw .notStarted }
             let old = store.snapshot
@@ -32,7 +58,8 @@ extension ShareBroker {
                 secureFileIOPolicy: update.secureFileIO, logLevel: update.logLevel,
                 dragAndDropPolicy: update.dragAndDrop, managedBrowserRequired: update.managedBrowserRequired,
                 config: update.config, clipboardExceptionLength: update.clipboardExceptionLength,
-                notificationPolicy: update.notifications, openFromSetting: update.openFrom, pasteInPolicy: update.pasteIn)
+                notificationPolicy: update.notifications, openFromSetting: update.openFrom, pasteInPolicy: update.pasteIn,
+                offlinePolicy: update.offline)
             return install(next, replacing: old)
         }
     }

@@ -57,6 +57,8 @@ public final class PolicySnapshot: Sendable {
     public let openFromWhitelist: Set<String>
     /// Where clear items pasted into managed content may come from.
     public let pasteInPolicy: PasteInPolicy
+    /// How long the app may go without a confirmation of its policy; no limit by default.
+    public let offlinePolicy: OfflinePolicy
 
     /// The largest ``clipboardExceptionLength`` (Intune's bound): 65,535 characters.
     public static let maxClipboardExceptionLength = 65_535
@@ -68,7 +70,8 @@ public final class PolicySnapshot: Sendable {
         logLevel: LogLevel, dragAndDropPolicy: DragAndDropPolicy, managedBrowserRequired: Bool,
         config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial,
         clipboardExceptionLength: Int = 0, notificationPolicy: NotificationPolicy = .allow,
-        openFromSetting: OpenFromSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp
+        openFromSetting: OpenFromSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp,
+        offlinePolicy: OfflinePolicy = .unlimited
     ) {
         self.generation = generation
         self.isReady = isReady
@@ -119,6 +122,7 @@ public final class PolicySnapshot: Sendable {
             openFromWhitelist = device.authorizedAppConnectIDs
         }
         self.pasteInPolicy = pasteInPolicy
+        self.offlinePolicy = offlinePolicy
     }
 
     /// The snapshot before the first policy: not ready, and every value at its most restrictive
@@ -167,7 +171,7 @@ public final class PolicySnapshot: Sendable {
         dragAndDropPolicy: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
         config: [String: String]? = nil, device: DeviceApps? = nil, identity: ManagedIdentity? = nil,
         clipboardExceptionLength: Int? = nil, notificationPolicy: NotificationPolicy? = nil,
-        openFromSetting: OpenFromSetting? = nil, pasteInPolicy: PasteInPolicy? = nil
+        openFromSetting: OpenFromSetting? = nil, pasteInPolicy: PasteInPolicy? = nil, offlinePolicy: OfflinePolicy? = nil
     ) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1,
@@ -189,6 +193,7 @@ public final class PolicySnapshot: Sendable {
             clipboardExceptionLength: clipboardExceptionLength ?? self.clipboardExceptionLength,
             notificationPolicy: notificationPolicy ?? self.notificationPolicy,
             openFromSetting: openFromSetting ?? self.openFromSetting,
-            pasteInPolicy: pasteInPolicy ?? self.pasteInPolicy)
+            pasteInPolicy: pasteInPolicy ?? self.pasteInPolicy,
+            offlinePolicy: offlinePolicy ?? self.offlinePolicy)
     }
 }

@@ -31,6 +31,9 @@ public struct PolicyUpdate: Sendable, Hashable {
     public var openFrom: OpenFromSetting?
     /// Where clear items pasted into managed content may come from.
     public var pasteIn: PasteInPolicy?
+    /// How long the app may go without a confirmation of its policy (see
+    /// ``ShareBroker/enableOfflineTimers(clock:directory:)``).
+    public var offline: OfflinePolicy?
 
     /// Creates an update; every field defaults to "keep the current value".
     public init(
@@ -39,7 +42,8 @@ public struct PolicyUpdate: Sendable, Hashable {
         secureFileIO: SecureFileIOPolicy? = nil, logLevel: LogLevel? = nil,
         dragAndDrop: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
         config: [String: String]? = nil, clipboardExceptionLength: Int? = nil,
-        notifications: NotificationPolicy? = nil, openFrom: OpenFromSetting? = nil, pasteIn: PasteInPolicy? = nil
+        notifications: NotificationPolicy? = nil, openFrom: OpenFromSetting? = nil, pasteIn: PasteInPolicy? = nil,
+        offline: OfflinePolicy? = nil
     ) {
         self.auth = auth
         self.authMessage = authMessage
@@ -55,5 +59,6 @@ public struct PolicyUpdate: Sendable, Hashable {
         self.notifications = notifications
         self.openFrom = openFrom
         self.pasteIn = pasteIn
+        self.offline = offline
     }
 }

@@ -1,0 +1,232 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// A moment as the offline timers measure it: the time since boot, counting suspend
+/// (`CLOCK_BOOTTIME`), with the boot it belongs to, and the wall clock for the one case the
+/// boot clock cannot cover (a reboot in between).
+public struct BootInstant: Sendable, Hashable {
+    /// Identifies the boot (`/proc/sys/kernel/random/boot_id`); ``sinceBoot`` values compare only
+    /// within one boot.
+    public var bootID: String
+    /// Time since boot, suspend included: neither setting the wall clock nor suspending stops it.
+    public var sinceBoot: Duration
+    /// The wall clock (`CLOCK_REALTIME`) since 1970, used only across a reboot.
+    public var wallClock: Duration
+
+    /// Creates an instant.
+    public init(bootID: String, sinceBoot: Duration, wallClock: Duration) {
+        self.bootID = bootID
+        self.sinceBoot = sinceBoot
+        self.wallClock = wallClock
+    }
+
+    /// How long ago `earlier` was. Within one boot, the boot clock alone decides, so a wall-clock
+    /// change does nothing. Across a reboot the time before it is unknown: the larger of the time
+    /// since this boot and the wall-clock difference, never less than the time since this boot.
+    public func elapsed(since earlier: BootInstant) -> Duration {
+        if bootID == earlier.bootID { return max(sinceBoot - earlier.sinceBoot, .zero) }
+        return max(sinceBoot, wallClock - earlier.wallClock)
+    }
+}
+
+/// Where the offline timers read the time. ``SystemBootClock`` is the real one; tests and the
+/// simulator inject their own.
+public protocol BootClock: Sendable {
+    /// The current moment.
+    func now() -> BootInstant
+}
+
+/// `CLOCK_BOOTTIME` (monotonic, counts suspend), the kernel's boot id, and `CLOCK_REALTIME`.
+public struct SystemBootClock: BootClock {
+    private let bootID: String
+
+    /// Reads the boot id once (it cannot change while the process lives).
+    public init() {
+        bootID = Self.readBootID() ?? "unknown-boot"
+    }
+
+    public func now() -> BootInstant {
+        BootInstant(bootID: bootID, sinceBoot: Self.read(Self.bootClock), wallClock: Self.read(CLOCK_REALTIME))
+    }
+
+    #if canImport(Glibc)
+    private static let bootClock = CLOCK_BOOTTIME
+    #else
+    private static let bootClock = CLOCK_MONOTONIC
+    #endif
+
+    private static func read(_ clock: clockid_t) -> Duration {
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return .seconds(Int64(ts.tv_sec)) + .nanoseconds(Int64(ts.tv_nsec))
+    }
+
+    private static func readBootID() -> String? {
+        guard let bytes = try? DurableFiles.contents(of: "/proc/sys/kernel/random/boot_id") else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        return text.isEmpty ? nil : text
+    }
+}
+
+/// How long the app may go without the management agent confirming its policy (AppConnect's
+/// offline grace; Intune's `periodOfflineBeforeAccessCheck` and `periodOfflineBeforeWipeIsEnforced`).
+public struct OfflinePolicy: Sendable, Hashable {
+    /// After this long without a confirmation every transfer fails closed and the app is told
+    /// (``AuthState/unauthorized`` with a message) until the next confirmation; `nil`: no limit.
+    public var accessCheckAfter: Duration?
+    /// After this long the app retires itself and wipes; `nil`: never.
+    public var wipeAfter: Duration?
+
+    /// Creates a policy; `nil` means no limit.
+    public init(accessCheckAfter: Duration? = nil, wipeAfter: Duration? = nil) {
+        self.accessCheckAfter = accessCheckAfter
+        self.wipeAfter = wipeAfter
+    }
+
+    /// No timers: the behaviour from before they existed (the default).
+    public static let unlimited = OfflinePolicy()
+}
+
+/// What ``ShareBroker/checkOfflineTimers()`` found.
+public enum OfflineState: Sendable, Hashable {
+    /// No timers, no confirmation yet, or within the access-check period.
+    case confirmed(elapsed: Duration?)
+    /// Past the access-check period: transfers fail closed until the next confirmation.
+    case accessCheckDue(elapsed: Duration)
+    /// Past the wipe period: the app was retired and wiped.
+    case wiped(elapsed: Duration)
+}
+
+/// The last confirmation, kept in memory and in a file so a restart does not reset the timers.
+///
+/// The file (`offline-confirmation` in the folder given) holds three lines: the boot id, the
+/// nanoseconds since boot and the wall-clock nanoseconds since 1970 of the last confirmation. It
+/// is replaced atomically and durably (temporary file, fsync, rename, fsync of the folder).
+final class OfflineTimerState: Sendable {
+    let clock: any BootClock
+    let path: String?
+    /// The last confirmation, and the server's authorization while the timers hold it back.
+    let slot: Mutex<(last: BootInstant?, heldBack: (AuthState, String)?)>
+
+    init(clock: any BootClock, directory: String?) throws(WipeFileError) {
+        self.clock = clock
+        path = directory.map { $0 + "/offline-confirmation" }
+        var last: BootInstant?
+        if let directory, let path {
+            try DurableFiles.makeDirectories(directory)
+            if let bytes = try DurableFiles.contents(of: path) {
+                let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+                if lines.count == 3, let since = Int64(lines[1]), let wall = Int64(lines[2]) {
+                    last = BootInstant(bootID: lines[0], sinceBoot: .nanoseconds(since), wallClock: .nanoseconds(wall))
+                } else {
+                    // Unreadable: count from the start of this boot (the shortest time the app can
+                    // prove), never from now.
+                    let now = clock.now()
+                    last = BootInstant(bootID: now.bootID, sinceBoot: .zero, wallClock: now.wallClock - now.sinceBoot)
+                }
+            }
+        }
+        slot = Mutex((last: last, heldBack: nil))
+    }
+
+    /// Records a confirmation now, durably when a folder was given.
+    func confirm() throws(WipeFileError) -> BootInstant {
+        let now = clock.now()
+        slot.withLock { $0.last = now }
+        if let path {
+            let text = "\(now.bootID)\n\(Self.nanoseconds(now.sinceBoot))\n\(Self.nanoseconds(now.wallClock))\n"
+            try DurableFiles.writeAtomically(Array(text.utf8), to: path)
+        }
+        return now
+    }
+
+    static func nanoseconds(_ d: Duration) -> Int64 {
+        let (seconds, attoseconds) = d.components
+        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    }
+}
+
+extension ShareBroker {
+    /// Turns on the offline timers of ``OfflinePolicy``: time comes from `clock` (the real one
+    /// counts suspend and ignores wall-clock changes), and the last confirmation is kept in
+    /// `directory` (a folder of the app's that survives restarts; `nil` keeps it in memory only,
+    /// so a restart starts the count again at the first policy). Call before ``start(delegate:)``.
+    ///
+    /// A confirmation is every policy the server delivers (``apply(_:)``) and every
+    /// ``confirmPolicy()``. The app calls ``checkOfflineTimers()`` periodically (and when it
+    /// comes to the foreground); the timers act only then.
+    ///
+    /// - Throws: ``WipeFileError`` when the folder cannot be made or the saved confirmation cannot
+    ///   be read; check the folder's owner and permissions.
+    public func enableOfflineTimers(clock: any BootClock = SystemBootClock(), directory: String?) throws(WipeFileError) {
+        let state = try OfflineTimerState(clock: clock, directory: directory)
+        offlineTimers.withLock { $0 = state }
+    }
+
+    /// The management agent confirmed that the policy in force still holds (a check-in without
+    /// changes). Restarts the offline timers and, if they had held transfers back, gives the
+    /// server's authorization back (the app is told through
+    /// ``ShareBrokerDelegate/authStateChanged(to:message:)``).
+    public func confirmPolicy() throws(ShareBrokerError) {
+        guard let timers = offlineTimers.withLock({ $0 }) else { return }
+        do {
+            _ = try timers.confirm()
+        } catch {
+            throw .offlineTimers(error)
+        }
+        if let (auth, message) = timers.slot.withLock({ state -> (AuthState, String)? in
+            defer { state.heldBack = nil }
+            return state.heldBack
+        }) {
+            try applyUnconfirmed(PolicyUpdate(auth: auth, authMessage: message))
+        }
+    }
+
+    /// Applies what the offline timers say now: past ``OfflinePolicy/accessCheckAfter`` the user
+    /// becomes unauthorized with a message saying why and what to do (every transfer fails
+    /// closed; the next confirmation gives the server's state back); past
+    /// ``OfflinePolicy/wipeAfter`` the app is retired and wiped, as if the server had retired it.
+    @discardableResult
+    public func checkOfflineTimers() throws(ShareBrokerError) -> OfflineState {
+        guard let timers = offlineTimers.withLock({ $0 }) else { return .confirmed(elapsed: nil) }
+        let snapshot = currentSnapshot
+        guard let last = timers.slot.withLock({ $0.last }), snapshot.isReady, snapshot.authState != .retired else {
+            return .confirmed(elapsed: nil)
+        }
+        let elapsed = timers.clock.now().elapsed(since: last)
+        let policy = snapshot.offlinePolicy
+        if let wipe = policy.wipeAfter, elapsed > wipe {
+            try applyUnconfirmed(PolicyUpdate(
+                auth: .retired,
+                authMessage: "The management agent has not confirmed this app's policy for \(Self.describe(elapsed)), "
+                    + "longer than the \(Self.describe(wipe)) allowed offline: the app's data was wiped. "
+                    + "Connect to the management agent and enroll the app again."))
+            return .wiped(elapsed: elapsed)
+        }
+        if let check = policy.accessCheckAfter, elapsed > check {
+            if snapshot.authState == .authorized {
+                timers.slot.withLock { $0.heldBack = (snapshot.authState, snapshot.authMessage) }
+                try applyUnconfirmed(PolicyUpdate(
+                    auth: .unauthorized,
+                    authMessage: "The management agent has not confirmed this app's policy for \(Self.describe(elapsed)), "
+                        + "longer than the \(Self.describe(check)) allowed offline: transfers are blocked. "
+                        + "Connect to the management agent to continue."))
+            }
+            return .accessCheckDue(elapsed: elapsed)
+        }
+        return .confirmed(elapsed: elapsed)
+    }
+
+    /// Whole seconds, minutes, hours or days, for messages.
+    static func describe(_ d: Duration) -> String {
+        let s = d.components.seconds
+        if s >= 86_400 && s % 86_400 == 0 { return "\(s / 86_400) day\(s == 86_400 ? "" : "s")" }
+        if s >= 3_600 && s % 3_600 == 0 { return "\(s / 3_600) hour\(s == 3_600 ? "" : "s")" }
+        if s >= 60 && s % 60 == 0 { return "\(s / 60) minute\(s == 60 ? "" : "s")" }
+        return "\(s) second\(s == 1 ? "" : "s")"
+    }
+}
