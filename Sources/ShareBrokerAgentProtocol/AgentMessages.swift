@@ -132,6 +132,10 @@ public struct WirePolicy: Codable, Sendable, Hashable {
     public var openFromWhitelist: [String]?
     /// ``PasteInPolicy`` raw value (issue 18). Absent: any app.
     public var pasteIn: Int32?
+    /// Offline access-check period in seconds, 0 for none (issue 18). Absent: none.
+    public var offlineAccessCheckSeconds: Int?
+    /// Offline wipe period in seconds, 0 for none (issue 18). Absent: none.
+    public var offlineWipeSeconds: Int?
 
     /// The wire form of a complete update; `allAppConnectApps` must already be expanded into
     /// `expandedWhitelist` (fields left `nil` take their most restrictive values).
@@ -160,6 +164,8 @@ public struct WirePolicy: Codable, Sendable, Hashable {
         case .allAppConnectApps: openFrom = "whitelist"; openFromWhitelist = expandedWhitelist.sorted()
         }
         pasteIn = (update.pasteIn ?? .anyApp).rawValue
+        offlineAccessCheckSeconds = (update.offline ?? .unlimited).accessCheckSeconds
+        offlineWipeSeconds = (update.offline ?? .unlimited).wipeSeconds
     }
 
     /// The update to hand to `ShareBroker.apply`: every field set. An unknown raw value takes
@@ -183,7 +189,8 @@ public struct WirePolicy: Codable, Sendable, Hashable {
             clipboardExceptionLength: clipboardExceptionLength.map { min(max($0, 0), PolicySnapshot.maxClipboardExceptionLength) } ?? 0,
             notifications: notifications.map { NotificationPolicy(rawValue: $0) ?? .block } ?? .allow,
             openFrom: openFromSetting,
-            pasteIn: pasteIn.map { PasteInPolicy(rawValue: $0) ?? .managedApps } ?? .anyApp)
+            pasteIn: pasteIn.map { PasteInPolicy(rawValue: $0) ?? .managedApps } ?? .anyApp,
+            offline: OfflinePolicy(accessCheckSeconds: offlineAccessCheckSeconds ?? 0, wipeSeconds: offlineWipeSeconds ?? 0))
     }
 
     private var openFromSetting: OpenFromSetting {

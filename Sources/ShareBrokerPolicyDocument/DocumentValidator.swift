@@ -276,6 +276,25 @@ struct DocumentValidator {
         case (nil, false): break
         }
         if let v = f["pasteIn"] { p.pasteIn = choice(v, at: path.key("pasteIn"), PolicyNames.pasteIn) }
+        if f["offlineAccessCheckSeconds"] != nil || f["offlineWipeSeconds"] != nil {
+            var seconds: [Int] = []
+            for key in ["offlineAccessCheckSeconds", "offlineWipeSeconds"] {
+                guard let v = f[key] else { seconds.append(0); continue }
+                if let n = v.integer, (0 ... OfflinePolicy.maxSeconds).contains(n) {
+                    seconds.append(n)
+                } else {
+                    error(path.key(key), "expected whole seconds from 0 (no limit) to \(OfflinePolicy.maxSeconds) (10 years); "
+                          + "got \(v.preview())")
+                }
+            }
+            if seconds.count == 2 {
+                p.offline = OfflinePolicy(accessCheckSeconds: seconds[0], wipeSeconds: seconds[1])
+                if seconds[1] > 0, seconds[0] > 0, seconds[1] < seconds[0] {
+                    warn(path.key("offlineWipeSeconds"), "\(seconds[1]) seconds is shorter than offlineAccessCheckSeconds "
+                         + "(\(seconds[0])): the app is wiped before transfers are ever held back")
+                }
+            }
+        }
         guard errorCount == before else { return nil }
         policyWarnings(p, at: path)
         return p

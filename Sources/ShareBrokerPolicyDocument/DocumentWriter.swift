@@ -30,6 +30,10 @@ enum DocumentWriter {
             if case .whitelist(let ids) = openFrom { add(.openFromWhitelist, .array(ids.sorted().map(JSONValue.string))) }
         }
         add(.pasteIn, p.pasteIn.map { .string(PolicyNames.name($0, in: PolicyNames.pasteIn)) })
+        if let offline = p.offline {
+            add(.offlineAccessCheckSeconds, .number(String(offline.accessCheckSeconds)))
+            add(.offlineWipeSeconds, .number(String(offline.wipeSeconds)))
+        }
         return .object(members)
     }
 

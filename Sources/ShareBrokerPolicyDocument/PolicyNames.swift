@@ -56,11 +56,13 @@ enum PolicyField: String, CaseIterable, Sendable {
     case managedBrowserRequired, config
     // Version 2.
     case clipboardExceptionLength, notifications, openFrom, openFromWhitelist, pasteIn
+    case offlineAccessCheckSeconds, offlineWipeSeconds
 
     /// The document version that introduced the field.
     var version: Int {
         switch self {
-        case .clipboardExceptionLength, .notifications, .openFrom, .openFromWhitelist, .pasteIn: 2
+        case .clipboardExceptionLength, .notifications, .openFrom, .openFromWhitelist, .pasteIn,
+             .offlineAccessCheckSeconds, .offlineWipeSeconds: 2
         default: 1
         }
     }
@@ -78,7 +80,7 @@ extension PolicyUpdate {
     /// before they existed (no character exception, notifications allowed, Open From any app,
     /// paste-in from any app), so a version 1 document means what it always meant.
     public static let versionTwoDefaults = PolicyUpdate(
-        clipboardExceptionLength: 0, notifications: .allow, openFrom: .authorized, pasteIn: .anyApp)
+        clipboardExceptionLength: 0, notifications: .allow, openFrom: .authorized, pasteIn: .anyApp, offline: .unlimited)
 
     /// This update with every field set: a field of version 1 left `nil` takes its most
     /// restrictive value, a field of version 2 its ``versionTwoDefaults`` value.
@@ -94,12 +96,13 @@ extension PolicyUpdate {
             logLevel: logLevel ?? d.logLevel, dragAndDrop: dragAndDrop ?? d.dragAndDrop,
             managedBrowserRequired: managedBrowserRequired ?? d.managedBrowserRequired, config: config ?? d.config,
             clipboardExceptionLength: clipboardExceptionLength ?? v2.clipboardExceptionLength,
-            notifications: notifications ?? v2.notifications, openFrom: openFrom ?? v2.openFrom, pasteIn: pasteIn ?? v2.pasteIn)
+            notifications: notifications ?? v2.notifications, openFrom: openFrom ?? v2.openFrom, pasteIn: pasteIn ?? v2.pasteIn,
+            offline: offline ?? v2.offline)
     }
 
     /// The document version this update needs: 2 when it sets a field of version 2.
     var documentVersion: Int {
-        clipboardExceptionLength != nil || notifications != nil || openFrom != nil || pasteIn != nil ? 2 : 1
+        clipboardExceptionLength != nil || notifications != nil || openFrom != nil || pasteIn != nil || offline != nil ? 2 : 1
     }
 
     /// The fields of version 1 this update leaves `nil`, in document order (a version 2 field
@@ -123,6 +126,7 @@ extension PolicyUpdate {
             case .openFrom: openFrom == nil
             case .openFromWhitelist: false
             case .pasteIn: pasteIn == nil
+            case .offlineAccessCheckSeconds, .offlineWipeSeconds: offline == nil
             }
         }
     }

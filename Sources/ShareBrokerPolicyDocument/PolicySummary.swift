@@ -127,6 +127,10 @@ public enum PolicySummary {
             blocks.append("paste into managed content of clear items other apps wrote")
         }
         if p.print == .authorized { allows.append("print") } else { blocks.append("print") }
+        if let offline = p.offline, offline != .unlimited {
+            settings.append("offline: transfers held back after \(offline.accessCheckSeconds == 0 ? "never" : "\(offline.accessCheckSeconds) s")"
+                            + ", wiped after \(offline.wipeSeconds == 0 ? "never" : "\(offline.wipeSeconds) s") without a confirmation")
+        }
         switch p.notifications {
         case .block?: blocks.append("notifications of managed content")
         case .blockOrgData?: allows.append("notifications with generic text only (no organization data)")
@@ -198,6 +202,8 @@ public enum PolicySummary {
         case .notifications: PolicyNames.name(p.notifications ?? .allow, in: PolicyNames.notifications)
         case .openFrom, .openFromWhitelist: PolicyNames.name(of: p.openFrom ?? .authorized)
         case .pasteIn: PolicyNames.name(p.pasteIn ?? .anyApp, in: PolicyNames.pasteIn)
+        case .offlineAccessCheckSeconds: String(p.offline?.accessCheckSeconds ?? 0)
+        case .offlineWipeSeconds: String(p.offline?.wipeSeconds ?? 0)
         }
     }
 

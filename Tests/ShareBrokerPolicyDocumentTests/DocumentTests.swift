@@ -30,6 +30,7 @@ import Testing
         complete.notifications = .allow
         complete.openFrom = .authorized
         complete.pasteIn = .anyApp
+        complete.offline = .unlimited
         #expect(doc.policyUpdate == complete)
     }
 

@@ -45,6 +45,9 @@ import Testing
         #expect(summary.contains("version 2"))
         #expect(summary.contains("+ copy of plain text of at most 20 characters"))
         #expect(summary.contains("- paste into managed content of clear items other apps wrote"))
+        #expect(summary.contains("offline: transfers held back after 43200 s, wiped after 7776000 s"))
+        guard case .app(let app) = doc else { Issue.record("an app document"); return }
+        #expect(app.policy.offline == OfflinePolicy(accessCheckAfter: .seconds(43_200), wipeAfter: .seconds(7_776_000)))
     }
 
     @Test func aVersionOneDocumentMayNotNameVersionTwoFields() throws {
@@ -127,6 +130,6 @@ import Testing
                 + #""openInWhitelist":["com.acme.viewer"],"pasteboard":"secureCopy","print":"authorized","#
                 + #""secureFileIO":"required","logLevel":"status","dragAndDrop":"appConnectApps","#
                 + #""managedBrowserRequired":false,"config":{},"clipboardExceptionLength":0,"notifications":"allow","#
-                + #""openFrom":"authorized","pasteIn":"anyApp"}"#)
+                + #""openFrom":"authorized","pasteIn":"anyApp","offlineAccessCheckSeconds":0,"offlineWipeSeconds":0}"#)
     }
 }

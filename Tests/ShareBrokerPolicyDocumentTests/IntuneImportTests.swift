@@ -48,6 +48,10 @@ import Testing
         #expect(a.notifications == .block, "absent: the most restrictive")
         #expect(android.unsourced.contains { $0.hasPrefix("notifications block") })
 
+        #expect(a.offline == OfflinePolicy(accessCheckSeconds: 43_200, wipeSeconds: 2_592_000), "PT12H and P30D")
+        #expect(android.fields.first { $0.field == "periodOfflineBeforeAccessCheck" }?.status == .mapped)
+        #expect(t.offline?.accessCheckSeconds == 43_200)
+
         let odd = try importing("graph-ios-odd.json", app: "com.acme.notes")
         #expect(odd.document.policy.openFrom == .unauthorized)
         #expect(odd.document.policy.clipboardExceptionLength == 0, "70000 is out of range: no exception")

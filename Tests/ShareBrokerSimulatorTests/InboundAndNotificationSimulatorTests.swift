@@ -87,3 +87,41 @@ struct InboundAndNotificationSimulatorTests {
         #expect(s.send(#"{"op":"policy","pasteIn":"everyone"}"#)["error"]?.string?.contains("'pasteIn'") == true)
     }
 }
+
+/// The offline timers through the contract: `policy` with `offlineAccessCheckSeconds` and
+/// `offlineWipeSeconds`, then `clock`, `checkOffline` and `confirm`.
+@Suite("Simulator: offline timers")
+struct OfflineTimerSimulatorTests {
+    @Test("held back past the access check, restored by a confirmation, wiped past the wipe period; wall-clock jumps do nothing")
+    func timers() {
+        let s = Session()
+        s.send(#"{"op":"start","app":"com.acme.notes"}"#)
+        s.send(#"{"op":"policy","auth":"authorized","pasteboard":"authorized","offlineAccessCheckSeconds":3600,"offlineWipeSeconds":86400}"#)
+        s.send(#"{"op":"clock","advanceSeconds":3600,"wallClockSeconds":-86400}"#)
+        #expect(s.send(#"{"op":"checkOffline"}"#)["outcome"]?.string == "confirmed")
+        s.send(#"{"op":"clock","wallClockSeconds":9999999}"#)
+        #expect(s.send(#"{"op":"checkOffline"}"#)["elapsedSeconds"] == .number(3600), "the wall clock does not count")
+        s.send(#"{"op":"clock","advanceSeconds":1}"#)
+        let due = s.send(#"{"op":"checkOffline"}"#)
+        #expect(due["outcome"]?.string == "accessCheckDue")
+        #expect(due["notifications"]?.strings == ["authStateChanged"])
+        #expect(due["why"]?.string?.contains("transfers are blocked") == true)
+        #expect(s.send(#"{"op":"copy","text":"x"}"#)["outcome"]?.string == "blocked")
+        #expect(s.send(#"{"op":"confirm"}"#)["notifications"]?.strings == ["authStateChanged"])
+        #expect(s.send(#"{"op":"copy","text":"x"}"#)["outcome"]?.string == "written")
+        s.send(#"{"op":"clock","advanceSeconds":86401}"#)
+        #expect(s.send(#"{"op":"checkOffline"}"#)["outcome"]?.string == "wiped")
+        #expect(s.send(#"{"op":"state"}"#)["authState"]?.string == "retired")
+        #expect(s.send(#"{"op":"clock"}"#)["error"]?.string?.contains("advanceSeconds") == true)
+        #expect(s.send(#"{"op":"policy","offlineWipeSeconds":-5}"#)["error"]?.string?.contains("offlineWipeSeconds") == true)
+    }
+
+    @Test("without the fields nothing is ever held back (as before)")
+    func noTimers() {
+        let s = Session()
+        s.send(#"{"op":"start","app":"com.acme.notes"}"#)
+        s.send(#"{"op":"policy","auth":"authorized"}"#)
+        s.send(#"{"op":"clock","advanceSeconds":315360000}"#)
+        #expect(s.send(#"{"op":"checkOffline"}"#)["outcome"]?.string == "confirmed")
+    }
+}

@@ -89,6 +89,21 @@ public struct OfflinePolicy: Sendable, Hashable {
 
     /// No timers: the behaviour from before they existed (the default).
     public static let unlimited = OfflinePolicy()
+
+    /// The largest period a document or the simulator can give: 10 years, in seconds.
+    public static let maxSeconds = 315_360_000
+
+    /// The periods in whole seconds, 0 meaning no limit (the form of documents, the simulator and
+    /// the agent protocol).
+    public init(accessCheckSeconds: Int, wipeSeconds: Int) {
+        accessCheckAfter = accessCheckSeconds > 0 ? .seconds(accessCheckSeconds) : nil
+        wipeAfter = wipeSeconds > 0 ? .seconds(wipeSeconds) : nil
+    }
+
+    /// ``accessCheckAfter`` in whole seconds, 0 for no limit.
+    public var accessCheckSeconds: Int { accessCheckAfter.map { Int($0.components.seconds) } ?? 0 }
+    /// ``wipeAfter`` in whole seconds, 0 for no limit.
+    public var wipeSeconds: Int { wipeAfter.map { Int($0.components.seconds) } ?? 0 }
 }
 
 /// What ``ShareBroker/checkOfflineTimers()`` found.

@@ -640,8 +640,9 @@ private struct ImportRun {
     }
 
     mutating func mapDuration(_ key: String, _ value: JSONValue) {
-        let what = key.contains("Wipe") ? "no offline wipe timer (retire comes from the server)"
-            : "no timers in the library (the server pushes auth)"
+        let timer = key == "periodOfflineBeforeAccessCheck" || key == "periodOfflineBeforeWipeIsEnforced"
+        let what = timer ? "the Intune default applies (\(key == "periodOfflineBeforeAccessCheck" ? "12 hours" : "90 days"))"
+            : "no such timer in the library (the server pushes auth)"
         switch value {
         case .null:
             report(key, value, .notSupported, "null: not set; \(what)")
@@ -652,6 +653,12 @@ private struct ImportRun {
                     report(key, value, .notSupported, "negative duration (\(d.humanReadable)), ignored; \(what)")
                     warnings.append("\(key): \(JSONValue.string(text).preview()) is a negative duration, which means nothing "
                                     + "for a timer; ignored")
+                } else if timer {
+                    durations[key] = d
+                    let seconds = min(Int(d.seconds.rounded(.up)), OfflinePolicy.maxSeconds)
+                    let field = key == "periodOfflineBeforeAccessCheck" ? "offlineAccessCheckSeconds" : "offlineWipeSeconds"
+                    report(key, value, .mapped, "\(d.humanReadable) -> \(field) \(seconds)"
+                           + (seconds == 0 ? " (no limit)" : ""))
                 } else {
                     durations[key] = d
                     report(key, value, .notSupported, "\(d.humanReadable); \(what)")
@@ -745,6 +752,21 @@ private struct ImportRun {
         fillStrict(.notifications, \.notifications, "block", from: "notificationRestriction")
         fillStrict(.openFrom, \.openFrom, "unauthorized", from: "allowedInboundDataTransferSources")
         fillStrict(.pasteIn, \.pasteIn, "managedApps", from: "allowedOutboundClipboardSharingLevel")
+        // The offline timers: a readable, non-negative duration sets its period; otherwise Intune's
+        // own default (12 hours, 90 days), which Intune applies when the field is not set.
+        func seconds(_ key: String, default fallback: Int, _ name: String) -> Int {
+            if let d = durations[key] { return min(Int(d.seconds.rounded(.up)), OfflinePolicy.maxSeconds) }
+            unsourced.append("\(name) \(fallback): Intune's default (no readable \(key))")
+            return fallback
+        }
+        var accessCheck = seconds("periodOfflineBeforeAccessCheck", default: 43_200, "offlineAccessCheckSeconds")
+        let wipe = seconds("periodOfflineBeforeWipeIsEnforced", default: 7_776_000, "offlineWipeSeconds")
+        if wipe > 0, accessCheck > wipe {
+            // Wiped before access is checked (warned above): hold transfers back no later than the wipe.
+            accessCheck = wipe
+            unsourced.append("offlineAccessCheckSeconds \(wipe): shortened to the wipe period, which is shorter")
+        }
+        p.offline = OfflinePolicy(accessCheckSeconds: accessCheck, wipeSeconds: wipe)
         if p.logLevel == nil {
             p.logLevel = .status
             unsourced.append("logLevel status: Intune has no log level in app protection policies")

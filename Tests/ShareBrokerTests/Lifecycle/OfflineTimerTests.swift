@@ -4,23 +4,6 @@ import ShareBrokerTesting
 import Synchronization
 import Testing
 
-/// A clock the test moves: boot time, wall time and boot id separately.
-final class ManualBootClock: BootClock {
-    private let state: Mutex<BootInstant>
-    init(bootID: String = "boot-1", sinceBoot: Duration = .seconds(1_000), wallClock: Duration = .seconds(1_700_000_000)) {
-        state = Mutex(BootInstant(bootID: bootID, sinceBoot: sinceBoot, wallClock: wallClock))
-    }
-    func now() -> BootInstant { state.withLock { $0 } }
-    /// Time passes (suspend included): both clocks move.
-    func advance(_ d: Duration) { state.withLock { $0.sinceBoot += d; $0.wallClock += d } }
-    /// Someone sets the wall clock; the boot clock does not move.
-    func setWallClock(by d: Duration) { state.withLock { $0.wallClock += d } }
-    /// A reboot after `off` switched off: new boot id, boot clock from `up`.
-    func reboot(off: Duration, up: Duration) {
-        state.withLock { $0 = BootInstant(bootID: $0.bootID + "'", sinceBoot: up, wallClock: $0.wallClock + off + up) }
-    }
-}
-
 @Suite("Offline timers")
 struct OfflineTimerTests {
     static let offline = OfflinePolicy(accessCheckAfter: .seconds(3_600), wipeAfter: .seconds(86_400))
