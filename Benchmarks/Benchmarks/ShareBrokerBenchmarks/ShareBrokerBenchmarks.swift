@@ -57,7 +57,7 @@ func benchmarkWhitelist(extra: Int) -> Set<String> {
 }
 
 /// `update` is applied after the whitelist (issue 18's decisions set their own policy).
-func makeBroker(extra: Int, update: PolicyUpdate? = nil) -> ShareBroker {
+func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? = nil) -> ShareBroker {
     let whitelist = benchmarkWhitelist(extra: extra)
     let broker: ShareBroker
     do {
@@ -65,6 +65,7 @@ func makeBroker(extra: Int, update: PolicyUpdate? = nil) -> ShareBroker {
                                 reportSink: DiscardingReportSink(), pasteboard: InMemoryPasteboard(),
                                 secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
         broker = ShareBroker(appID: "com.acme.bench", platform: platform)
+        if offlineTimers { try broker.enableOfflineTimers(directory: nil) }
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(whitelist)))
         if let update { _ = try broker.apply(update) }
@@ -128,6 +129,20 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         makeBroker(extra: 0, update: PolicyUpdate(pasteboard: .secureCopy, clipboardExceptionLength: 20))
+    }
+    // The offline timers' check within the access-check period: a CLOCK_BOOTTIME read (vDSO), two
+    // lock-protected loads and a comparison; what an app calls on a timer.
+    Benchmark("Offline timers check (within the period)", configuration: nanoConfiguration) { benchmark, broker in
+        BenchmarkMode.measure(benchmark) {
+            do {
+                blackHole(try broker.checkOfflineTimers())
+            } catch {
+                fatalError("checkOfflineTimers: \(error)")
+            }
+        }
+    } setup: {
+        makeBroker(extra: 0, offlineTimers: true,
+                   update: PolicyUpdate(offline: OfflinePolicy(accessCheckAfter: .seconds(3_600), wipeAfter: .seconds(86_400))))
     }
     // Counting the characters of a 20-character text with emoji (what a copy does before the
     // decision when the exception could apply): the String it decodes allocates once.

@@ -214,6 +214,9 @@ extension ShareBroker {
         }
         let elapsed = timers.clock.now().elapsed(since: last)
         let policy = snapshot.offlinePolicy
+        let overdue = (policy.wipeAfter.map { elapsed > $0 } ?? false) || (policy.accessCheckAfter.map { elapsed > $0 } ?? false)
+        // A confirmation that arrived while this check ran wins over it.
+        if overdue, timers.slot.withLock({ $0.last }) != last { return .confirmed(elapsed: .zero) }
         if let wipe = policy.wipeAfter, elapsed > wipe {
             try applyUnconfirmed(PolicyUpdate(
                 auth: .retired,
