@@ -20,7 +20,8 @@ public final class ManualBootClock: BootClock {
     /// Someone sets the wall clock by `d` (negative: back); the boot clock does not move.
     public func setWallClock(by d: Duration) { state.withLock { $0.wallClock += d } }
 
-    /// The device was switched off for `off` and has been up for `up` since: a new boot id.
+    /// The device was switched off for `off` and has been up for `up` since: a new boot id. (A
+    /// real reboot ends the process; a broker made before this call keeps reading the boot clock.)
     public func reboot(off: Duration, up: Duration) {
         state.withLock { $0 = BootInstant(bootID: $0.bootID + "'", sinceBoot: up, wallClock: $0.wallClock + off + up) }
     }

@@ -38,6 +38,14 @@ public struct BootInstant: Sendable, Hashable {
 public protocol BootClock: Sendable {
     /// The current moment.
     func now() -> BootInstant
+    /// The time since boot alone (``BootInstant/sinceBoot`` of ``now()``): the one reading a
+    /// check within one boot needs.
+    func sinceBoot() -> Duration
+}
+
+extension BootClock {
+    /// ``now()``'s ``BootInstant/sinceBoot``.
+    public func sinceBoot() -> Duration { now().sinceBoot }
 }
 
 /// `CLOCK_BOOTTIME` (monotonic, counts suspend), the kernel's boot id, and `CLOCK_REALTIME`.
@@ -52,6 +60,8 @@ public struct SystemBootClock: BootClock {
     public func now() -> BootInstant {
         BootInstant(bootID: bootID, sinceBoot: Self.read(Self.bootClock), wallClock: Self.read(CLOCK_REALTIME))
     }
+
+    public func sinceBoot() -> Duration { Self.read(Self.bootClock) }
 
     #if canImport(Glibc)
     private static let bootClock = CLOCK_BOOTTIME
@@ -124,8 +134,9 @@ public enum OfflineState: Sendable, Hashable {
 final class OfflineTimerState: Sendable {
     let clock: any BootClock
     let path: String?
-    /// The last confirmation, and the server's authorization while the timers hold it back.
-    let slot: Mutex<(last: BootInstant?, heldBack: (AuthState, String)?)>
+    /// The last confirmation (and whether it was made in the current boot, so a check needs only
+    /// the boot clock), and the server's authorization while the timers hold it back.
+    let slot: Mutex<(last: BootInstant?, thisBoot: Bool, heldBack: (AuthState, String)?)>
 
     init(clock: any BootClock, directory: String?) throws(WipeFileError) {
         self.clock = clock
@@ -145,13 +156,14 @@ final class OfflineTimerState: Sendable {
                 }
             }
         }
-        slot = Mutex((last: last, heldBack: nil))
+        let thisBoot = last.map { $0.bootID == clock.now().bootID } ?? false
+        slot = Mutex((last: last, thisBoot: thisBoot, heldBack: nil))
     }
 
     /// Records a confirmation now, durably when a folder was given.
     func confirm() throws(WipeFileError) -> BootInstant {
         let now = clock.now()
-        slot.withLock { $0.last = now }
+        slot.withLock { $0.last = now; $0.thisBoot = true }
         if let path {
             let text = "\(now.bootID)\n\(Self.nanoseconds(now.sinceBoot))\n\(Self.nanoseconds(now.wallClock))\n"
             try DurableFiles.writeAtomically(Array(text.utf8), to: path)
@@ -209,10 +221,12 @@ extension ShareBroker {
     public func checkOfflineTimers() throws(ShareBrokerError) -> OfflineState {
         guard let timers = offlineTimers.withLock({ $0 }) else { return .confirmed(elapsed: nil) }
         let snapshot = currentSnapshot
-        guard let last = timers.slot.withLock({ $0.last }), snapshot.isReady, snapshot.authState != .retired else {
+        guard snapshot.isReady, snapshot.authState != .retired,
+              case let (last?, thisBoot) = timers.slot.withLock({ ($0.last, $0.thisBoot) }) else {
             return .confirmed(elapsed: nil)
         }
-        let elapsed = timers.clock.now().elapsed(since: last)
+        // Within the boot of the last confirmation one boot-clock reading is enough.
+        let elapsed = thisBoot ? max(timers.clock.sinceBoot() - last.sinceBoot, .zero) : timers.clock.now().elapsed(since: last)
         let policy = snapshot.offlinePolicy
         let overdue = (policy.wipeAfter.map { elapsed > $0 } ?? false) || (policy.accessCheckAfter.map { elapsed > $0 } ?? false)
         // A confirmation that arrived while this check ran wins over it.
