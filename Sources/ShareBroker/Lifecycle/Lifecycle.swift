@@ -24,13 +24,8 @@ extension ShareBroker {
     @discardableResult
     public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
         let outcome = try applyUnconfirmed(update)
-        if let timers = offlineTimers.withLock({ $0 }) {
-            timers.slot.withLock { $0.heldBack = nil }
-            do {
-                _ = try timers.confirm()
-            } catch {
-                logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
-            }
+        if let error = recordConfirmation(release: false).saveError {
+            logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
         }
         return outcome
     }

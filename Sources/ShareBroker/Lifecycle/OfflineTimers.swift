@@ -126,22 +126,25 @@ public enum OfflineState: Sendable, Hashable {
     case wiped(elapsed: Duration)
 }
 
-/// The last confirmation, kept in memory and in a file so a restart does not reset the timers.
+/// The offline timers' state: the clock, where the last confirmation is kept, the last
+/// confirmation (in memory and in a file, so a restart does not reset the timers), and the
+/// server's authorization while the timers hold it back. One lock guards all of it, so a check
+/// costs one lock, one snapshot load and one clock reading.
 ///
 /// The file (`offline-confirmation` in the folder given) holds three lines: the boot id, the
 /// nanoseconds since boot and the wall-clock nanoseconds since 1970 of the last confirmation. It
 /// is replaced atomically and durably (temporary file, fsync, rename, fsync of the folder).
-final class OfflineTimerState: Sendable {
+struct OfflineTimers: Sendable {
     let clock: any BootClock
     let path: String?
-    /// The last confirmation (and whether it was made in the current boot, so a check needs only
-    /// the boot clock), and the server's authorization while the timers hold it back.
-    let slot: Mutex<(last: BootInstant?, thisBoot: Bool, heldBack: (AuthState, String)?)>
+    var last: BootInstant?
+    /// Whether ``last`` was made in the current boot (then the boot clock alone measures).
+    var thisBoot = false
+    var heldBack: (auth: AuthState, message: String)?
 
     init(clock: any BootClock, directory: String?) throws(WipeFileError) {
         self.clock = clock
         path = directory.map { $0 + "/offline-confirmation" }
-        var last: BootInstant?
         if let directory, let path {
             try DurableFiles.makeDirectories(directory)
             if let bytes = try DurableFiles.contents(of: path) {
@@ -154,21 +157,23 @@ final class OfflineTimerState: Sendable {
                     let now = clock.now()
                     last = BootInstant(bootID: now.bootID, sinceBoot: .zero, wallClock: now.wallClock - now.sinceBoot)
                 }
+                thisBoot = last?.bootID == clock.now().bootID
             }
         }
-        let thisBoot = last.map { $0.bootID == clock.now().bootID } ?? false
-        slot = Mutex((last: last, thisBoot: thisBoot, heldBack: nil))
     }
 
-    /// Records a confirmation now, durably when a folder was given.
-    func confirm() throws(WipeFileError) -> BootInstant {
-        let now = clock.now()
-        slot.withLock { $0.last = now; $0.thisBoot = true }
-        if let path {
-            let text = "\(now.bootID)\n\(Self.nanoseconds(now.sinceBoot))\n\(Self.nanoseconds(now.wallClock))\n"
-            try DurableFiles.writeAtomically(Array(text.utf8), to: path)
-        }
-        return now
+    /// The time since the last confirmation, and the confirmation's boot-clock reading (which
+    /// tells a later confirmation apart); `nil` before the first one.
+    func elapsed() -> (elapsed: Duration, token: Duration)? {
+        guard let last else { return nil }
+        let elapsed = thisBoot ? max(clock.sinceBoot() - last.sinceBoot, .zero) : clock.now().elapsed(since: last)
+        return (elapsed, last.sinceBoot)
+    }
+
+    /// Writes a confirmation made at `now` to `path`, durably.
+    static func save(_ now: BootInstant, to path: String) throws(WipeFileError) {
+        let text = "\(now.bootID)\n\(nanoseconds(now.sinceBoot))\n\(nanoseconds(now.wallClock))\n"
+        try DurableFiles.writeAtomically(Array(text.utf8), to: path)
     }
 
     static func nanoseconds(_ d: Duration) -> Int64 {
@@ -190,27 +195,48 @@ extension ShareBroker {
     /// - Throws: ``WipeFileError`` when the folder cannot be made or the saved confirmation cannot
     ///   be read; check the folder's owner and permissions.
     public func enableOfflineTimers(clock: any BootClock = SystemBootClock(), directory: String?) throws(WipeFileError) {
-        let state = try OfflineTimerState(clock: clock, directory: directory)
-        offlineTimers.withLock { $0 = state }
+        let timers = try OfflineTimers(clock: clock, directory: directory)
+        offlineTimers.withLock { $0 = timers }
+    }
+
+    /// Records a confirmation now: in memory, then in the file. Returns the authorization the
+    /// timers held back (taken, when `release`), or `nil`, and the error of a save that failed
+    /// (the confirmation still counts in memory); does nothing without timers.
+    func recordConfirmation(release: Bool) -> (held: (auth: AuthState, message: String)?, saveError: WipeFileError?) {
+        let recorded = offlineTimers.withLock { slot -> (now: BootInstant, path: String?, held: (auth: AuthState, message: String)?)? in
+            guard var timers = slot else { return nil }
+            let now = timers.clock.now()
+            timers.last = now
+            timers.thisBoot = true
+            let held = timers.heldBack
+            timers.heldBack = nil
+            slot = timers
+            return (now, timers.path, held)
+        }
+        guard let recorded else { return (nil, nil) }
+        var saveError: WipeFileError?
+        if let path = recorded.path {
+            do {
+                try OfflineTimers.save(recorded.now, to: path)
+            } catch {
+                saveError = error
+            }
+        }
+        return (release ? recorded.held : nil, saveError)
     }
 
     /// The management agent confirmed that the policy in force still holds (a check-in without
     /// changes). Restarts the offline timers and, if they had held transfers back, gives the
     /// server's authorization back (the app is told through
     /// ``ShareBrokerDelegate/authStateChanged(to:message:)``).
+    ///
+    /// - Throws: ``ShareBrokerError/offlineTimers(_:)`` when the confirmation could not be saved
+    ///   in the folder (it still counts until the app restarts); check the folder's space and
+    ///   permissions.
     public func confirmPolicy() throws(ShareBrokerError) {
-        guard let timers = offlineTimers.withLock({ $0 }) else { return }
-        do {
-            _ = try timers.confirm()
-        } catch {
-            throw .offlineTimers(error)
-        }
-        if let (auth, message) = timers.slot.withLock({ state -> (AuthState, String)? in
-            defer { state.heldBack = nil }
-            return state.heldBack
-        }) {
-            try applyUnconfirmed(PolicyUpdate(auth: auth, authMessage: message))
-        }
+        let (held, saveError) = recordConfirmation(release: true)
+        if let held { try applyUnconfirmed(PolicyUpdate(auth: held.auth, authMessage: held.message)) }
+        if let saveError { throw .offlineTimers(saveError) }
     }
 
     /// Applies what the offline timers say now: past ``OfflinePolicy/accessCheckAfter`` the user
@@ -219,18 +245,14 @@ extension ShareBroker {
     /// ``OfflinePolicy/wipeAfter`` the app is retired and wiped, as if the server had retired it.
     @discardableResult
     public func checkOfflineTimers() throws(ShareBrokerError) -> OfflineState {
-        guard let timers = offlineTimers.withLock({ $0 }) else { return .confirmed(elapsed: nil) }
+        guard let (elapsed, token) = offlineTimers.withLock({ $0?.elapsed() }) else { return .confirmed(elapsed: nil) }
         let snapshot = currentSnapshot
-        guard snapshot.isReady, snapshot.authState != .retired,
-              case let (last?, thisBoot) = timers.slot.withLock({ ($0.last, $0.thisBoot) }) else {
-            return .confirmed(elapsed: nil)
-        }
-        // Within the boot of the last confirmation one boot-clock reading is enough.
-        let elapsed = thisBoot ? max(timers.clock.sinceBoot() - last.sinceBoot, .zero) : timers.clock.now().elapsed(since: last)
+        guard snapshot.isReady, snapshot.authState != .retired else { return .confirmed(elapsed: nil) }
         let policy = snapshot.offlinePolicy
         let overdue = (policy.wipeAfter.map { elapsed > $0 } ?? false) || (policy.accessCheckAfter.map { elapsed > $0 } ?? false)
+        guard overdue else { return .confirmed(elapsed: elapsed) }
         // A confirmation that arrived while this check ran wins over it.
-        if overdue, timers.slot.withLock({ $0.last }) != last { return .confirmed(elapsed: .zero) }
+        if offlineTimers.withLock({ $0?.last?.sinceBoot }) != token { return .confirmed(elapsed: .zero) }
         if let wipe = policy.wipeAfter, elapsed > wipe {
             try applyUnconfirmed(PolicyUpdate(
                 auth: .retired,
@@ -241,7 +263,7 @@ extension ShareBroker {
         }
         if let check = policy.accessCheckAfter, elapsed > check {
             if snapshot.authState == .authorized {
-                timers.slot.withLock { $0.heldBack = (snapshot.authState, snapshot.authMessage) }
+                offlineTimers.withLock { $0?.heldBack = (snapshot.authState, snapshot.authMessage) }
                 try applyUnconfirmed(PolicyUpdate(
                     auth: .unauthorized,
                     authMessage: "The management agent has not confirmed this app's policy for \(Self.describe(elapsed)), "
