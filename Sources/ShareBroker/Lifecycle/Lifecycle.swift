@@ -41,7 +41,8 @@ extension ShareBroker {
     /// ``apply(_:)`` without counting as a confirmation: what the offline timers apply themselves.
     @discardableResult
     func applyUnconfirmed(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
-        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+        defer { refreshOfflineTimers() }
+        return try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
             guard state.started else { throw .notStarted }
             let old = store.snapshot
             if update.auth == .retired {

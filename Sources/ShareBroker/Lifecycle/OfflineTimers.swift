@@ -63,6 +63,13 @@ public struct SystemBootClock: BootClock {
 
     public func sinceBoot() -> Duration { Self.read(Self.bootClock) }
 
+    /// Nanoseconds since boot, suspend included, without building a `Duration`.
+    static func bootNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(bootClock, &ts)
+        return Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)
+    }
+
     #if canImport(Glibc)
     private static let bootClock = CLOCK_BOOTTIME
     #else
@@ -141,9 +148,20 @@ struct OfflineTimers: Sendable {
     /// Whether ``last`` was made in the current boot (then the boot clock alone measures).
     var thisBoot = false
     var heldBack: (auth: AuthState, message: String)?
+    /// Whether ``clock`` is the system clock, read directly on the check's fast path.
+    let isSystemClock: Bool
+    /// What the check needs of the snapshot, copied after every update (see
+    /// `ShareBroker.refreshOfflineTimers()`): whether the timers apply at all, and the periods in
+    /// nanoseconds (`Int64.max`: no limit).
+    var active = false
+    var accessCheckNanoseconds = Int64.max
+    var wipeNanoseconds = Int64.max
+    /// ``last``'s boot clock in nanoseconds.
+    var lastNanoseconds: Int64 = 0
 
     init(clock: any BootClock, directory: String?) throws(WipeFileError) {
         self.clock = clock
+        isSystemClock = clock is SystemBootClock
         path = directory.map { $0 + "/offline-confirmation" }
         if let directory, let path {
             try DurableFiles.makeDirectories(directory)
@@ -158,8 +176,19 @@ struct OfflineTimers: Sendable {
                     last = BootInstant(bootID: now.bootID, sinceBoot: .zero, wallClock: now.wallClock - now.sinceBoot)
                 }
                 thisBoot = last?.bootID == clock.now().bootID
+                lastNanoseconds = last.map { Self.nanoseconds($0.sinceBoot) } ?? 0
             }
         }
+    }
+
+    /// The fast check: `nil` when the timers do not apply (no confirmation, not ready, retired,
+    /// no periods) or the last confirmation is of another boot; otherwise the nanoseconds since it
+    /// and whether a period is over. One boot-clock reading, integers only.
+    func quickElapsed() -> (nanoseconds: Int64, overdue: Bool)? {
+        guard active, thisBoot, last != nil else { return nil }
+        let now = isSystemClock ? SystemBootClock.bootNanoseconds() : Self.nanoseconds(clock.sinceBoot())
+        let elapsed = max(now &- lastNanoseconds, 0)
+        return (elapsed, elapsed > accessCheckNanoseconds || elapsed > wipeNanoseconds)
     }
 
     /// The time since the last confirmation, and the confirmation's boot-clock reading (which
@@ -197,6 +226,7 @@ extension ShareBroker {
     public func enableOfflineTimers(clock: any BootClock = SystemBootClock(), directory: String?) throws(WipeFileError) {
         let timers = try OfflineTimers(clock: clock, directory: directory)
         offlineTimers.withLock { $0 = timers }
+        refreshOfflineTimers()
     }
 
     /// Records a confirmation now: in memory, then in the file. Returns the authorization the
@@ -208,6 +238,7 @@ extension ShareBroker {
             let now = timers.clock.now()
             timers.last = now
             timers.thisBoot = true
+            timers.lastNanoseconds = OfflineTimers.nanoseconds(now.sinceBoot)
             let held = timers.heldBack
             timers.heldBack = nil
             slot = timers
@@ -245,6 +276,10 @@ extension ShareBroker {
     /// ``OfflinePolicy/wipeAfter`` the app is retired and wiped, as if the server had retired it.
     @discardableResult
     public func checkOfflineTimers() throws(ShareBrokerError) -> OfflineState {
+        // The common case: within the periods, in the boot of the last confirmation.
+        if let quick = offlineTimers.withLock({ $0?.quickElapsed() }), !quick.overdue {
+            return .confirmed(elapsed: .nanoseconds(quick.nanoseconds))
+        }
         guard let (elapsed, token) = offlineTimers.withLock({ $0?.elapsed() }) else { return .confirmed(elapsed: nil) }
         let snapshot = currentSnapshot
         guard snapshot.isReady, snapshot.authState != .retired else { return .confirmed(elapsed: nil) }
@@ -273,6 +308,19 @@ extension ShareBroker {
             return .accessCheckDue(elapsed: elapsed)
         }
         return .confirmed(elapsed: elapsed)
+    }
+
+    /// Copies what the fast check needs from the snapshot in force (after every update).
+    func refreshOfflineTimers() {
+        let snapshot = currentSnapshot
+        offlineTimers.withLock { slot in
+            guard var timers = slot else { return }
+            let policy = snapshot.offlinePolicy
+            timers.active = snapshot.isReady && snapshot.authState != .retired && policy != .unlimited
+            timers.accessCheckNanoseconds = policy.accessCheckAfter.map(OfflineTimers.nanoseconds) ?? .max
+            timers.wipeNanoseconds = policy.wipeAfter.map(OfflineTimers.nanoseconds) ?? .max
+            slot = timers
+        }
     }
 
     /// Whole seconds, minutes, hours or days, for messages.
