@@ -29,6 +29,8 @@ public final class ShareBroker: Sendable {
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
     let pasteboardWrites = PasteboardWriteLog()
+    /// The offline timers, once ``enableOfflineTimers(clock:directory:)`` turned them on.
+    let offlineTimers = Mutex<OfflineTimers?>(nil)
     /// The folders of the secure file stores this broker handed out; a retire erases them.
     let secureFileDirectories = Mutex<[String]>([])
     /// One logger per policy log level, made once: setting the level on a copy per call would

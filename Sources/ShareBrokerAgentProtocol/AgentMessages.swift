@@ -122,6 +122,20 @@ public struct WirePolicy: Codable, Sendable, Hashable {
     public var managedBrowserRequired: Bool
     /// The app's configuration.
     public var config: [String: String]
+    /// The clipboard character-count exception (issue 18). Absent (an older agent): 0.
+    public var clipboardExceptionLength: Int?
+    /// ``NotificationPolicy`` raw value (issue 18). Absent: allow, the behaviour before it existed.
+    public var notifications: Int32?
+    /// `unauthorized`, `authorized` or `whitelist` (issue 18). Absent: authorized.
+    public var openFrom: String?
+    /// The Open From whitelist (with `openFrom: whitelist`), sorted.
+    public var openFromWhitelist: [String]?
+    /// ``PasteInPolicy`` raw value (issue 18). Absent: any app.
+    public var pasteIn: Int32?
+    /// Offline access-check period in seconds, 0 for none (issue 18). Absent: none.
+    public var offlineAccessCheckSeconds: Int?
+    /// Offline wipe period in seconds, 0 for none (issue 18). Absent: none.
+    public var offlineWipeSeconds: Int?
 
     /// The wire form of a complete update; `allAppConnectApps` must already be expanded into
     /// `expandedWhitelist` (fields left `nil` take their most restrictive values).
@@ -141,10 +155,22 @@ public struct WirePolicy: Codable, Sendable, Hashable {
         dragAndDrop = (update.dragAndDrop ?? .noApps).rawValue
         managedBrowserRequired = update.managedBrowserRequired ?? false
         config = update.config ?? [:]
+        clipboardExceptionLength = update.clipboardExceptionLength ?? 0
+        notifications = (update.notifications ?? .allow).rawValue
+        switch update.openFrom ?? .authorized {
+        case .unauthorized: openFrom = "unauthorized"; openFromWhitelist = []
+        case .authorized: openFrom = "authorized"; openFromWhitelist = []
+        case .whitelist(let ids): openFrom = "whitelist"; openFromWhitelist = ids.sorted()
+        case .allAppConnectApps: openFrom = "whitelist"; openFromWhitelist = expandedWhitelist.sorted()
+        }
+        pasteIn = (update.pasteIn ?? .anyApp).rawValue
+        offlineAccessCheckSeconds = (update.offline ?? .unlimited).accessCheckSeconds
+        offlineWipeSeconds = (update.offline ?? .unlimited).wipeSeconds
     }
 
     /// The update to hand to `ShareBroker.apply`: every field set. An unknown raw value takes
-    /// the most restrictive value (fail closed).
+    /// the most restrictive value (fail closed); an absent issue 18 field (an older agent) the
+    /// behaviour from before it existed.
     public var policyUpdate: PolicyUpdate {
         let openInSetting: OpenInSetting
         switch openIn {
@@ -159,7 +185,20 @@ public struct WirePolicy: Codable, Sendable, Hashable {
             secureFileIO: SecureFileIOPolicy(rawValue: secureFileIO) ?? .required,
             logLevel: LogLevel(rawValue: logLevel) ?? .status,
             dragAndDrop: DragAndDropPolicy(rawValue: dragAndDrop) ?? .noApps,
-            managedBrowserRequired: managedBrowserRequired, config: config)
+            managedBrowserRequired: managedBrowserRequired, config: config,
+            clipboardExceptionLength: clipboardExceptionLength.map { min(max($0, 0), PolicySnapshot.maxClipboardExceptionLength) } ?? 0,
+            notifications: notifications.map { NotificationPolicy(rawValue: $0) ?? .block } ?? .allow,
+            openFrom: openFromSetting,
+            pasteIn: pasteIn.map { PasteInPolicy(rawValue: $0) ?? .managedApps } ?? .anyApp,
+            offline: OfflinePolicy(accessCheckSeconds: offlineAccessCheckSeconds ?? 0, wipeSeconds: offlineWipeSeconds ?? 0))
+    }
+
+    private var openFromSetting: OpenFromSetting {
+        switch openFrom {
+        case nil, "authorized"?: .authorized
+        case "whitelist"?: .whitelist(Set(openFromWhitelist ?? []))
+        default: .unauthorized
+        }
     }
 
     /// The user's authorization.

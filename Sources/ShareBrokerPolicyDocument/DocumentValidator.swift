@@ -8,6 +8,8 @@ struct DocumentValidator {
     private(set) var errorCount = 0
     private(set) var warnings: [PolicyDocumentIssue] = []
     private var warningCount = 0
+    /// The `version` of the document being read (fields of a later version are refused).
+    var documentVersion = PolicyDocument.version
 
     /// The error to throw, when any was found.
     var failure: PolicyDocumentError? {
@@ -58,15 +60,16 @@ struct DocumentValidator {
             error(.root, "missing field \"version\": expected \(PolicyDocument.version)")
             return nil
         }
-        guard versionValue.integer == PolicyDocument.version else {
+        guard let v = versionValue.integer, (1 ... PolicyDocument.version).contains(v) else {
             if let v = versionValue.integer, v > PolicyDocument.version {
                 error(JSONPath.root.key("version"), "version \(v) is newer than this tool reads (\(PolicyDocument.version)); "
                       + "upgrade sharebroker or write a version \(PolicyDocument.version) document")
             } else {
-                error(JSONPath.root.key("version"), "expected the integer \(PolicyDocument.version); got \(versionValue.preview())")
+                error(JSONPath.root.key("version"), "expected the integer 1 or \(PolicyDocument.version); got \(versionValue.preview())")
             }
             return nil
         }
+        documentVersion = v
         if format == PolicyDocument.appFormat {
             return appDocument(members)
         } else {
@@ -206,6 +209,10 @@ struct DocumentValidator {
         }
         let f = fields(members, at: path, known: PolicyField.allCases.map(\.rawValue), what: "a policy")
         let before = errorCount
+        for field in PolicyField.allCases where field.version > documentVersion && f[field.rawValue] != nil {
+            error(path.key(field.rawValue), "\(field.rawValue) is a field of version \(field.version) documents; "
+                  + "set \"version\": \(field.version) at the top of the document to use it")
+        }
         var p = PolicyUpdate()
         if let v = f["auth"] { p.auth = choice(v, at: path.key("auth"), PolicyNames.auth) }
         if let v = f["authMessage"] { p.authMessage = string(v, at: path.key("authMessage"), maxLength: PolicyDocumentBounds.maxText) }
@@ -237,6 +244,57 @@ struct DocumentValidator {
         if let v = f["dragAndDrop"] { p.dragAndDrop = choice(v, at: path.key("dragAndDrop"), PolicyNames.dragAndDrop) }
         if let v = f["managedBrowserRequired"] { p.managedBrowserRequired = bool(v, at: path.key("managedBrowserRequired")) }
         if let v = f["config"] { p.config = config(v, at: path.key("config")) }
+        if let v = f["clipboardExceptionLength"] {
+            let at = path.key("clipboardExceptionLength")
+            if let n = v.integer, (0 ... PolicySnapshot.maxClipboardExceptionLength).contains(n) {
+                p.clipboardExceptionLength = n
+            } else {
+                error(at, "expected a whole number of characters from 0 (no exception) to "
+                      + "\(PolicySnapshot.maxClipboardExceptionLength); got \(v.preview())")
+            }
+        }
+        if let v = f["notifications"] { p.notifications = choice(v, at: path.key("notifications"), PolicyNames.notifications) }
+        let fromKind = f["openFrom"].flatMap { choice($0, at: path.key("openFrom"), PolicyNames.openFrom) }
+        let fromList = f["openFromWhitelist"].flatMap { bundleIDList($0, at: path.key("openFromWhitelist")) }
+        let fromListPath = path.key("openFromWhitelist")
+        switch (fromKind, f["openFromWhitelist"] != nil) {
+        case (.whitelist?, false):
+            error(fromListPath, "missing: openFrom is \"whitelist\", so openFromWhitelist must list the bundle ids "
+                  + "documents may come from (an empty list blocks every source)")
+        case (.whitelist?, true):
+            if let fromList { p.openFrom = .whitelist(Set(fromList)) }
+        case (let other?, true):
+            error(fromListPath, "contradicts openFrom \"\(PolicyNames.name(other, in: PolicyNames.openFrom))\": a whitelist "
+                  + "goes only with openFrom \"whitelist\"; remove openFromWhitelist or set openFrom to \"whitelist\"")
+        case (nil, true):
+            if f["openFrom"] == nil {
+                error(fromListPath, "given without openFrom: set \"openFrom\": \"whitelist\" for the whitelist to apply")
+            }
+        case (.unauthorized?, false): p.openFrom = .unauthorized
+        case (.authorized?, false): p.openFrom = .authorized
+        case (.appConnectApps?, false): p.openFrom = .allAppConnectApps
+        case (nil, false): break
+        }
+        if let v = f["pasteIn"] { p.pasteIn = choice(v, at: path.key("pasteIn"), PolicyNames.pasteIn) }
+        if f["offlineAccessCheckSeconds"] != nil || f["offlineWipeSeconds"] != nil {
+            var seconds: [Int] = []
+            for key in ["offlineAccessCheckSeconds", "offlineWipeSeconds"] {
+                guard let v = f[key] else { seconds.append(0); continue }
+                if let n = v.integer, (0 ... OfflinePolicy.maxSeconds).contains(n) {
+                    seconds.append(n)
+                } else {
+                    error(path.key(key), "expected whole seconds from 0 (no limit) to \(OfflinePolicy.maxSeconds) (10 years); "
+                          + "got \(v.preview())")
+                }
+            }
+            if seconds.count == 2 {
+                p.offline = OfflinePolicy(accessCheckSeconds: seconds[0], wipeSeconds: seconds[1])
+                if seconds[1] > 0, seconds[0] > 0, seconds[1] < seconds[0] {
+                    warn(path.key("offlineWipeSeconds"), "\(seconds[1]) seconds is shorter than offlineAccessCheckSeconds "
+                         + "(\(seconds[0])): the app is wiped before transfers are ever held back")
+                }
+            }
+        }
         guard errorCount == before else { return nil }
         policyWarnings(p, at: path)
         return p
@@ -264,6 +322,13 @@ struct DocumentValidator {
                      + "\(WellKnownApp.nativeMail) and \(WellKnownApp.mailActivity); it holds only "
                      + (hasMail ? WellKnownApp.nativeMail : WellKnownApp.mailActivity))
             }
+        }
+        if case .whitelist(let list)? = p.openFrom, list.isEmpty {
+            warn(path.key("openFromWhitelist"), "the whitelist is empty: every source is blocked, as with openFrom \"unauthorized\"")
+        }
+        if let n = p.clipboardExceptionLength, n > 0, p.pasteboard == .authorized {
+            warn(path.key("clipboardExceptionLength"), "\(n) characters, but pasteboard is \"authorized\": every copy is "
+                 + "already written in the clear, so the exception changes nothing")
         }
         if let value = p.config?["MI_AC_DISABLE_OPEN_IN_ENFORCEMENT"], value.lowercased() == "true" {
             warn(path.key("config").key("MI_AC_DISABLE_OPEN_IN_ENFORCEMENT"),

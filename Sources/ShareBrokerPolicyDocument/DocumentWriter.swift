@@ -23,13 +23,24 @@ enum DocumentWriter {
         add(.config, p.config.map { config in
             .object(config.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })
         })
+        add(.clipboardExceptionLength, p.clipboardExceptionLength.map { .number(String($0)) })
+        add(.notifications, p.notifications.map { .string(PolicyNames.name($0, in: PolicyNames.notifications)) })
+        if let openFrom = p.openFrom {
+            add(.openFrom, .string(PolicyNames.name(of: openFrom)))
+            if case .whitelist(let ids) = openFrom { add(.openFromWhitelist, .array(ids.sorted().map(JSONValue.string))) }
+        }
+        add(.pasteIn, p.pasteIn.map { .string(PolicyNames.name($0, in: PolicyNames.pasteIn)) })
+        if let offline = p.offline {
+            add(.offlineAccessCheckSeconds, .number(String(offline.accessCheckSeconds)))
+            add(.offlineWipeSeconds, .number(String(offline.wipeSeconds)))
+        }
         return .object(members)
     }
 
     static func app(_ d: AppPolicyDocument) -> JSONValue {
         var members = [
             JSONMember(key: "format", value: .string(PolicyDocument.appFormat)),
-            JSONMember(key: "version", value: .number(String(PolicyDocument.version))),
+            JSONMember(key: "version", value: .number(String(d.policy.documentVersion))),
             JSONMember(key: "app", value: .string(d.app)),
         ]
         if let description = d.description { members.append(JSONMember(key: "description", value: .string(description))) }
@@ -40,7 +51,7 @@ enum DocumentWriter {
     static func device(_ d: DeviceRegistry) -> JSONValue {
         var members = [
             JSONMember(key: "format", value: .string(PolicyDocument.deviceFormat)),
-            JSONMember(key: "version", value: .number(String(PolicyDocument.version))),
+            JSONMember(key: "version", value: .number(String(d.apps.compactMap(\.policy).map(\.documentVersion).max() ?? 1))),
         ]
         if let description = d.description { members.append(JSONMember(key: "description", value: .string(description))) }
         members.append(JSONMember(key: "apps", value: .array(d.apps.map(app))))

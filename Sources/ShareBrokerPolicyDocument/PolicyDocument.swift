@@ -23,8 +23,10 @@ public enum PolicyDocument: Sendable, Hashable {
     public static let appFormat = "sharebroker.policy"
     /// The `format` of a device document.
     public static let deviceFormat = "sharebroker.device"
-    /// The format version this library reads and writes.
-    public static let version = 1
+    /// The newest format version this library reads and writes. It reads every version from 1;
+    /// it writes version 1 unless a policy sets a field of version 2 (the clipboard exception,
+    /// notifications, Open From, paste-in).
+    public static let version = 2
 
     /// Parses and validates a document of either kind.
     ///

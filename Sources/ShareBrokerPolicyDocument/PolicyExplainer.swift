@@ -67,7 +67,7 @@ public enum PolicyExplainer {
         "configChanged", "openInPolicyChanged", "openInAttemptedWhenBlocked", "openURLAttemptedWhenUnauthorized",
         "dragAndDropToNonAppConnectApp", "pasteboardPolicyChanged", "copyAttemptedWhenUnauthorized",
         "printPolicyChanged", "secureServicesAvailabilityChanged", "secureFileIOPolicyChanged", "logLevelChanged",
-        "willResignActive", "didBecomeActive",
+        "willResignActive", "didBecomeActive", "openFromAttemptedWhenBlocked",
     ]
 
     /// The app under test a document and an optional `--app` choose.

@@ -16,6 +16,19 @@ enum PolicyNames {
                                                  ("info", .info), ("verbose", .verbose), ("debug", .debug)]
     static let dragAndDrop: [(String, DragAndDropPolicy)] = [("none", .noApps), ("appConnectApps", .appConnectApps),
                                                              ("all", .allApps)]
+    static let notifications: [(String, NotificationPolicy)] = [("block", .block), ("blockOrgData", .blockOrgData),
+                                                                ("allow", .allow)]
+    static let openFrom: [(String, OpenInKind)] = openIn
+    static let pasteIn: [(String, PasteInPolicy)] = [("managedApps", .managedApps), ("anyApp", .anyApp)]
+
+    static func name(of setting: OpenFromSetting) -> String {
+        switch setting {
+        case .unauthorized: "unauthorized"
+        case .authorized: "authorized"
+        case .whitelist: "whitelist"
+        case .allAppConnectApps: "appConnectApps"
+        }
+    }
 
     /// The name of `value` in `table`.
     static func name<T: Equatable>(_ value: T, in table: [(String, T)]) -> String {
@@ -41,6 +54,18 @@ enum OpenInKind: Sendable, Hashable {
 enum PolicyField: String, CaseIterable, Sendable {
     case auth, authMessage, openIn, openInWhitelist, pasteboard, print, secureFileIO, logLevel, dragAndDrop
     case managedBrowserRequired, config
+    // Version 2.
+    case clipboardExceptionLength, notifications, openFrom, openFromWhitelist, pasteIn
+    case offlineAccessCheckSeconds, offlineWipeSeconds
+
+    /// The document version that introduced the field.
+    var version: Int {
+        switch self {
+        case .clipboardExceptionLength, .notifications, .openFrom, .openFromWhitelist, .pasteIn,
+             .offlineAccessCheckSeconds, .offlineWipeSeconds: 2
+        default: 1
+        }
+    }
 }
 
 extension PolicyUpdate {
@@ -51,22 +76,39 @@ extension PolicyUpdate {
         secureFileIO: .required, logLevel: .status, dragAndDrop: DragAndDropPolicy.noApps, managedBrowserRequired: false,
         config: [:])
 
-    /// This update with every field set: a field left `nil` takes its most restrictive value.
+    /// The values of the version 2 fields when a document leaves them out: the behaviour from
+    /// before they existed (no character exception, notifications allowed, Open From any app,
+    /// paste-in from any app), so a version 1 document means what it always meant.
+    public static let versionTwoDefaults = PolicyUpdate(
+        clipboardExceptionLength: 0, notifications: .allow, openFrom: .authorized, pasteIn: .anyApp, offline: .unlimited)
+
+    /// This update with every field set: a field of version 1 left `nil` takes its most
+    /// restrictive value, a field of version 2 its ``versionTwoDefaults`` value.
     ///
     /// A document is the whole policy of an app, so applying it must replace whatever was in
     /// force before: a field the document leaves out may not keep a value from an older policy.
     public func completed() -> PolicyUpdate {
         let d = PolicyUpdate.mostRestrictive
+        let v2 = PolicyUpdate.versionTwoDefaults
         return PolicyUpdate(
             auth: auth ?? d.auth, authMessage: authMessage ?? d.authMessage, openIn: openIn ?? d.openIn,
             pasteboard: pasteboard ?? d.pasteboard, print: print ?? d.print, secureFileIO: secureFileIO ?? d.secureFileIO,
             logLevel: logLevel ?? d.logLevel, dragAndDrop: dragAndDrop ?? d.dragAndDrop,
-            managedBrowserRequired: managedBrowserRequired ?? d.managedBrowserRequired, config: config ?? d.config)
+            managedBrowserRequired: managedBrowserRequired ?? d.managedBrowserRequired, config: config ?? d.config,
+            clipboardExceptionLength: clipboardExceptionLength ?? v2.clipboardExceptionLength,
+            notifications: notifications ?? v2.notifications, openFrom: openFrom ?? v2.openFrom, pasteIn: pasteIn ?? v2.pasteIn,
+            offline: offline ?? v2.offline)
     }
 
-    /// The fields this update leaves `nil`, in document order.
+    /// The document version this update needs: 2 when it sets a field of version 2.
+    var documentVersion: Int {
+        clipboardExceptionLength != nil || notifications != nil || openFrom != nil || pasteIn != nil || offline != nil ? 2 : 1
+    }
+
+    /// The fields of version 1 this update leaves `nil`, in document order (a version 2 field
+    /// left out keeps the behaviour from before it existed, so it is no news).
     var unsetFields: [PolicyField] {
-        PolicyField.allCases.filter { field in
+        PolicyField.allCases.filter { $0.version == 1 }.filter { field in
             switch field {
             case .auth: auth == nil
             case .authMessage: authMessage == nil
@@ -79,6 +121,12 @@ extension PolicyUpdate {
             case .dragAndDrop: dragAndDrop == nil
             case .managedBrowserRequired: managedBrowserRequired == nil
             case .config: config == nil
+            case .clipboardExceptionLength: clipboardExceptionLength == nil
+            case .notifications: notifications == nil
+            case .openFrom: openFrom == nil
+            case .openFromWhitelist: false
+            case .pasteIn: pasteIn == nil
+            case .offlineAccessCheckSeconds, .offlineWipeSeconds: offline == nil
             }
         }
     }

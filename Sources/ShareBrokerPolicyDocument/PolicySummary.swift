@@ -18,7 +18,7 @@ public enum PolicySummary {
     }
 
     static func render(app document: AppPolicyDocument) -> [String] {
-        var lines = ["\(document.app): valid \(PolicyDocument.appFormat) version \(PolicyDocument.version)"]
+        var lines = ["\(document.app): valid \(PolicyDocument.appFormat) version \(document.policy.documentVersion)"]
         if let description = document.description, !description.isEmpty { lines.append("  " + cut(description, 100)) }
         lines += describe(document.policy, device: nil, indent: "  ")
         let unset = document.policy.unsetFields
@@ -32,7 +32,7 @@ public enum PolicySummary {
 
     static func render(device registry: DeviceRegistry) -> [String] {
         let managed = registry.apps.filter(\.isAppConnect).count
-        var lines = ["device: valid \(PolicyDocument.deviceFormat) version \(PolicyDocument.version), "
+        var lines = ["device: valid \(PolicyDocument.deviceFormat) version \(registry.apps.compactMap(\.policy).map(\.documentVersion).max() ?? 1), "
                      + "\(registry.apps.count) app\(registry.apps.count == 1 ? "" : "s"), \(managed) AppConnect"]
         if let description = registry.description, !description.isEmpty { lines.append("  " + cut(description, 100)) }
         let shown = 20
@@ -120,7 +120,28 @@ public enum PolicySummary {
         case .unauthorized: blocks.append("copy to the pasteboard")
         }
 
+        if let n = p.clipboardExceptionLength, n > 0, p.pasteboard != .authorized {
+            allows.append("copy of plain text of at most \(count(n, "character")) (grapheme clusters), in the clear")
+        }
+        if p.pasteIn == .managedApps {
+            blocks.append("paste into managed content of clear items other apps wrote")
+        }
         if p.print == .authorized { allows.append("print") } else { blocks.append("print") }
+        if let offline = p.offline, offline != .unlimited {
+            settings.append("offline: transfers held back after \(offline.accessCheckSeconds == 0 ? "never" : "\(offline.accessCheckSeconds) s")"
+                            + ", wiped after \(offline.wipeSeconds == 0 ? "never" : "\(offline.wipeSeconds) s") without a confirmation")
+        }
+        switch p.notifications {
+        case .block?: blocks.append("notifications of managed content")
+        case .blockOrgData?: allows.append("notifications with generic text only (no organization data)")
+        case .allow?, nil: break
+        }
+        switch p.openFrom {
+        case .unauthorized?: blocks.append("documents and URLs from other apps (Open From)")
+        case .whitelist(let ids)?: allows.append("documents from a whitelist of \(count(ids.count, "app")) (Open From)")
+        case .allAppConnectApps?: allows.append("documents from authorized AppConnect apps only (Open From)")
+        case .authorized?, nil: break
+        }
 
         switch p.dragAndDrop ?? DragAndDropPolicy.noApps {
         case .allApps: allows.append("drag and drop to any app")
@@ -177,6 +198,12 @@ public enum PolicySummary {
         case .dragAndDrop: PolicyNames.name(p.dragAndDrop ?? DragAndDropPolicy.noApps, in: PolicyNames.dragAndDrop)
         case .managedBrowserRequired: (p.managedBrowserRequired ?? false) ? "true" : "false"
         case .config: "{}"
+        case .clipboardExceptionLength: String(p.clipboardExceptionLength ?? 0)
+        case .notifications: PolicyNames.name(p.notifications ?? .allow, in: PolicyNames.notifications)
+        case .openFrom, .openFromWhitelist: PolicyNames.name(of: p.openFrom ?? .authorized)
+        case .pasteIn: PolicyNames.name(p.pasteIn ?? .anyApp, in: PolicyNames.pasteIn)
+        case .offlineAccessCheckSeconds: String(p.offline?.accessCheckSeconds ?? 0)
+        case .offlineWipeSeconds: String(p.offline?.wipeSeconds ?? 0)
         }
     }
 

@@ -170,6 +170,15 @@ struct Fields {
         return b
     }
 
+    /// A whole number in `range`.
+    func integer(_ key: String, in range: ClosedRange<Int>) throws(SimulatorError) -> Int? {
+        guard let value = object[key] else { return nil }
+        guard case .number(let d) = value, d.rounded() == d, d >= Double(range.lowerBound), d <= Double(range.upperBound) else {
+            throw SimulatorError("field '\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return Int(d)
+    }
+
     func strings(_ key: String) throws(SimulatorError) -> [String]? {
         guard let value = object[key] else { return nil }
         guard case .array(let items) = value else { throw SimulatorError("field '\(key)' must be an array of strings") }

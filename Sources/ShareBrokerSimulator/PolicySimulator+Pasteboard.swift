@@ -20,6 +20,13 @@ extension PolicySimulator {
             throw SimulatorError("missing required field 'text' (or 'dataBase64' with 'type')")
         }
         let from = try f.string("from")
+        if let writer = try f.string("as"), writer != w.broker.appID {
+            // Another app writes: the library does not govern it, so the item goes on in the clear.
+            guard from == nil else { throw SimulatorError("field 'from' names a web view of the app under test; it cannot go with 'as'") }
+            w.pasteboard.write([item])
+            return [("outcome", .string("written")), ("notifications", .array([])),
+                    ("why", .string("written: \(writer) is another app; the library does not govern its copies"))]
+        }
         w.app.begin()
         let result: CopyResult
         do {

@@ -18,6 +18,7 @@ public final class PolicySimulator {
         let sink: RecordingReportSink
         let pasteboard: InMemoryPasteboard
         let custodian: InProcessKeyCustodian
+        let clock: ManualBootClock
     }
 
     private let outboxDirectory: String
@@ -62,7 +63,8 @@ public final class PolicySimulator {
     private func perform(_ op: String, _ f: Fields) throws(SimulatorError) -> Members {
         if op == "start" { return try start(f) }
         let known = ["policy", "device", "state", "openIn", "openURL", "composeMail", "print", "dragAndDrop",
-                     "serverLog", "copy", "paste", "pasteboardRaw", "identity", "webView", "navigate"]
+                     "serverLog", "copy", "paste", "pasteboardRaw", "identity", "webView", "navigate",
+                     "notify", "openFrom", "clock", "checkOffline", "confirm"]
         guard known.contains(op) else {
             throw SimulatorError("unknown op '\(op)'; expected one of start, \(known.joined(separator: ", "))")
         }
@@ -86,6 +88,11 @@ public final class PolicySimulator {
         case "navigate": return try navigate(f, world.broker)
         case "copy": return try copy(f, world)
         case "paste": return try paste(f, world)
+        case "notify": return try notify(f, world)
+        case "openFrom": return try openFrom(f, world)
+        case "clock": return try clock(f, world)
+        case "checkOffline": return try checkOffline(world)
+        case "confirm": return try confirm(world)
         default: return pasteboardRaw(world)
         }
     }
@@ -127,12 +134,14 @@ public final class PolicySimulator {
                                  platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink,
                                                     pasteboard: pasteboard, secureServices: custodian))
         let app = SimulatedApp(implements: implements)
+        let clock = ManualBootClock()
         do {
+            try broker.enableOfflineTimers(clock: clock, directory: nil)
             try broker.start(delegate: app)
         } catch {
             throw SimulatorError("the library refused to start: \(error)")
         }
-        world = World(broker: broker, app: app, sink: sink, pasteboard: pasteboard, custodian: custodian)
+        world = World(broker: broker, app: app, sink: sink, pasteboard: pasteboard, custodian: custodian, clock: clock)
         return [("ready", .bool(false))]
     }
 
@@ -211,6 +220,19 @@ public final class PolicySimulator {
                                                           "appConnectApps": .appConnectApps, "none": .noApps])
         update.managedBrowserRequired = try f.bool("managedBrowserRequired")
         update.config = try f.stringMap("config")
+        update.clipboardExceptionLength = try f.integer("clipboardExceptionLength",
+                                                        in: 0 ... PolicySnapshot.maxClipboardExceptionLength)
+        update.notifications = try f.choice("notifications", ["allow": NotificationPolicy.allow,
+                                                              "blockOrgData": .blockOrgData, "block": .block])
+        update.openFrom = try openFromSetting(f, w)
+        update.pasteIn = try f.choice("pasteIn", ["anyApp": PasteInPolicy.anyApp, "managedApps": .managedApps])
+        let accessCheck = try f.integer("offlineAccessCheckSeconds", in: 0 ... OfflinePolicy.maxSeconds)
+        let wipe = try f.integer("offlineWipeSeconds", in: 0 ... OfflinePolicy.maxSeconds)
+        if accessCheck != nil || wipe != nil {
+            let current = w.broker.currentSnapshot.offlinePolicy
+            update.offline = OfflinePolicy(accessCheckSeconds: accessCheck ?? current.accessCheckSeconds,
+                                           wipeSeconds: wipe ?? current.wipeSeconds)
+        }
         let answers = try answers(f)
         // Everything is validated: from here on the line is carried out.
         w.app.begin(answers: answers)
@@ -221,6 +243,101 @@ public final class PolicySimulator {
             throw SimulatorError("the library refused the update: \(error)")
         }
         return changeResult(outcome, w) + [("wiped", .bool(outcome.wiped))]
+    }
+
+    /// `openFrom` and `openFromWhitelist`, with the same rules as `openIn` and its whitelist.
+    private func openFromSetting(_ f: Fields, _ w: World) throws(SimulatorError) -> OpenFromSetting? {
+        let whitelist = try f.strings("openFromWhitelist")
+        let openFrom = try f.choice("openFrom", ["unauthorized": "unauthorized", "authorized": "authorized",
+                                                 "whitelist": "whitelist", "appConnectApps": "appConnectApps"])
+        if whitelist != nil, let openFrom, openFrom != "whitelist" {
+            throw SimulatorError("field 'openFromWhitelist' contradicts openFrom '\(openFrom)': a whitelist goes with openFrom whitelist only")
+        }
+        switch openFrom {
+        case "unauthorized"?: return .unauthorized
+        case "authorized"?: return .authorized
+        case "appConnectApps"?: return .allAppConnectApps
+        case "whitelist"?:
+            guard let whitelist else {
+                throw SimulatorError("missing field 'openFromWhitelist' (required when openFrom is whitelist)")
+            }
+            return .whitelist(Set(whitelist))
+        default:
+            guard let whitelist else { return nil }
+            guard case .whitelist = w.broker.currentSnapshot.openFromSetting else {
+                throw SimulatorError("field 'openFromWhitelist' is given but the Open From policy is not whitelist")
+            }
+            return .whitelist(Set(whitelist))
+        }
+    }
+
+    private func notify(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let title = try f.requiredString("title")
+        let body = try f.string("body")
+        w.app.begin()
+        let content = w.broker.notification(title: title, body: body)
+        let outcome: String
+        switch content.decision.action {
+        case .post: outcome = "posted"
+        case .postGeneric: outcome = "generic"
+        case .blocked: outcome = "blocked"
+        }
+        return [("outcome", .string(outcome)), ("title", content.title.map(JSON.string) ?? .null),
+                ("body", content.body.map(JSON.string) ?? .null),
+                ("why", .string(content.decision.rule.explanation))]
+    }
+
+    private func openFrom(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let source = try f.string("source")
+        let document = try f.string("document") ?? ""
+        w.app.begin()
+        let result = w.broker.openFrom(document, source: source)
+        return [("outcome", .string(result.content == nil ? "blocked" : "accepted")),
+                ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(result.decision.explanation(target: source, snapshot: w.broker.currentSnapshot)))]
+    }
+
+    private func clock(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
+        let advance = try f.integer("advanceSeconds", in: 0 ... OfflinePolicy.maxSeconds)
+        let wall = try f.integer("wallClockSeconds", in: -OfflinePolicy.maxSeconds ... OfflinePolicy.maxSeconds)
+        guard advance != nil || wall != nil else {
+            throw SimulatorError("a clock op needs 'advanceSeconds' (time passes) or 'wallClockSeconds' (the wall clock is set)")
+        }
+        if let advance { w.clock.advance(.seconds(advance)) }
+        if let wall { w.clock.setWallClock(by: .seconds(wall)) }
+        return [("sinceBootSeconds", .number(Double(w.clock.now().sinceBoot.components.seconds)))]
+    }
+
+    private func checkOffline(_ w: World) throws(SimulatorError) -> Members {
+        w.app.begin()
+        let state: OfflineState
+        do {
+            state = try w.broker.checkOfflineTimers()
+        } catch {
+            throw SimulatorError("the offline timers failed: \(error)")
+        }
+        let outcome: String
+        var elapsed: Duration?
+        switch state {
+        case .confirmed(let e): outcome = "confirmed"; elapsed = e
+        case .accessCheckDue(let e): outcome = "accessCheckDue"; elapsed = e
+        case .wiped(let e): outcome = "wiped"; elapsed = e
+        }
+        return [("outcome", .string(outcome)),
+                ("elapsedSeconds", elapsed.map { .number(Double($0.components.seconds)) } ?? .null),
+                ("notifications", .array(w.app.notifications.map(JSON.string))),
+                ("why", .string(outcome == "confirmed" ? "the policy was confirmed within the periods (or no timer applies)"
+                                : w.broker.currentSnapshot.authMessage))]
+    }
+
+    private func confirm(_ w: World) throws(SimulatorError) -> Members {
+        w.app.begin()
+        do {
+            try w.broker.confirmPolicy()
+        } catch {
+            throw SimulatorError("the confirmation failed: \(error)")
+        }
+        return [("notifications", .array(w.app.notifications.map(JSON.string)))]
     }
 
     private func device(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {

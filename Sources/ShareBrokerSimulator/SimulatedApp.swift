@@ -11,6 +11,7 @@ final class SimulatedApp: ShareBrokerDelegate {
         "openURLAttemptedWhenUnauthorized", "dragAndDropToNonAppConnectApp", "pasteboardPolicyChanged",
         "copyAttemptedWhenUnauthorized", "printPolicyChanged", "secureServicesAvailabilityChanged",
         "secureFileIOPolicyChanged", "logLevelChanged", "willResignActive", "didBecomeActive",
+        "openFromAttemptedWhenBlocked",
     ]
 
     private struct State {
@@ -53,6 +54,7 @@ final class SimulatedApp: ShareBrokerDelegate {
     }
     func openInAttemptedWhenBlocked(policy: OpenInPolicy) { _ = invoked("openInAttemptedWhenBlocked") }
     func openURLAttemptedWhenUnauthorized(url: String) { _ = invoked("openURLAttemptedWhenUnauthorized") }
+    func openFromAttemptedWhenBlocked(source: String?, policy: OpenFromPolicy) { _ = invoked("openFromAttemptedWhenBlocked") }
     func dragAndDropAttemptedToNonAppConnectApp() { _ = invoked("dragAndDropToNonAppConnectApp") }
     func pasteboardPolicyChanged(to policy: PasteboardPolicy) -> Acknowledgment {
         answer("pasteboardPolicyChanged", .pasteboard)

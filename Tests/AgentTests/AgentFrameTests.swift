@@ -95,6 +95,36 @@ struct AgentFrameTests {
         #expect(hostile.policyUpdate.pasteboard == .unauthorized)
         #expect(hostile.policyUpdate.openIn == .unauthorized)
     }
+
+    @Test("Issue 18's policies cross the wire; absent (an older agent) they keep the old behaviour; garbage fails closed")
+    func wireIssue18() throws {
+        let update = PolicyUpdate(auth: .authorized, clipboardExceptionLength: 12, notifications: .blockOrgData,
+                                  openFrom: .allAppConnectApps, pasteIn: .managedApps)
+        let wire = WirePolicy(update, expandedWhitelist: ["b", "a"])
+        let back = wire.policyUpdate
+        #expect(back.clipboardExceptionLength == 12)
+        #expect(back.notifications == .blockOrgData)
+        #expect(back.openFrom == .whitelist(["a", "b"]))
+        #expect(back.pasteIn == .managedApps)
+        var old = wire
+        old.clipboardExceptionLength = nil
+        old.notifications = nil
+        old.openFrom = nil
+        old.openFromWhitelist = nil
+        old.pasteIn = nil
+        let decoded = try JSONDecoder().decode(WirePolicy.self, from: try JSONEncoder().encode(old))
+        #expect(decoded.policyUpdate.notifications == .allow)
+        #expect(decoded.policyUpdate.openFrom == .authorized)
+        #expect(decoded.policyUpdate.pasteIn == .anyApp)
+        #expect(decoded.policyUpdate.clipboardExceptionLength == 0)
+        var hostile = wire
+        hostile.notifications = 9
+        hostile.openFrom = "everyone"
+        hostile.pasteIn = 5
+        #expect(hostile.policyUpdate.notifications == .block)
+        #expect(hostile.policyUpdate.openFrom == .unauthorized)
+        #expect(hostile.policyUpdate.pasteIn == .managedApps)
+    }
 }
 
 @Suite("file-backed host pasteboard")

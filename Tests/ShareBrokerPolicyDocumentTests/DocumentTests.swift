@@ -23,7 +23,15 @@ import Testing
             dragAndDrop: .appConnectApps, managedBrowserRequired: true,
             config: ["MI_AC_DISABLE_SCHEME_BLOCKING": "true", "custom": "x"])
         #expect(doc.policy == expected)
-        #expect(doc.policyUpdate == expected)
+        // The whole policy: the version 2 fields a version 1 document cannot name keep the
+        // behaviour from before they existed.
+        var complete = expected
+        complete.clipboardExceptionLength = 0
+        complete.notifications = .allow
+        complete.openFrom = .authorized
+        complete.pasteIn = .anyApp
+        complete.offline = .unlimited
+        #expect(doc.policyUpdate == complete)
     }
 
     @Test func fieldsLeftOutTakeTheirMostRestrictiveValue() throws {
@@ -131,7 +139,7 @@ import Testing
             .contains("policy import --from intune") == true)
         #expect(refusal(#"{"format":"sharebroker.polcy","version":1}"#).first?.message
             .contains(#"did you mean "sharebroker.policy"?"#) == true)
-        #expect(refusal(#"{"format":"sharebroker.policy","version":2,"app":"a.b","policy":{}}"#).first?.message
+        #expect(refusal(#"{"format":"sharebroker.policy","version":3,"app":"a.b","policy":{}}"#).first?.message
             .contains("newer than this tool reads") == true)
         #expect(refusal(#"{"format":"sharebroker.policy","version":"1","app":"a.b","policy":{}}"#).first?.path == "$.version")
         #expect(refusal(#"{"format":"sharebroker.policy","version":1.5,"app":"a.b","policy":{}}"#).first?.path == "$.version")
@@ -244,7 +252,7 @@ import Testing
 /// The shipped examples and schemas.
 @Suite struct ExamplesAndSchemaTests {
     static let examples = ["examples/policies/authorized.json", "examples/policies/whitelist.json",
-                           "examples/policies/secureCopy.json", "examples/policies/lockdown.json",
+                           "examples/policies/secureCopy.json", "examples/policies/lockdown.json", "examples/policies/managedData.json",
                            "examples/device-default.json"]
 
     @Test func everyExampleIsListedHere() throws {
@@ -286,6 +294,9 @@ import Testing
         #expect(enumNames("secureFileIO") == PolicyNames.secureFileIO.map(\.0))
         #expect(enumNames("logLevel") == PolicyNames.logLevel.map(\.0))
         #expect(enumNames("dragAndDrop") == PolicyNames.dragAndDrop.map(\.0))
+        #expect(enumNames("notifications") == PolicyNames.notifications.map(\.0))
+        #expect(enumNames("openFrom") == PolicyNames.openFrom.map(\.0))
+        #expect(enumNames("pasteIn") == PolicyNames.pasteIn.map(\.0))
         guard case .object(let members) = fields else { return }
         #expect(members.map(\.key) == PolicyField.allCases.map(\.rawValue))
         let device = try StrictJSONParser.parse(try packageFile("docs/device.schema.json"), limits: .standard)

@@ -29,6 +29,41 @@ import Testing
         #expect(ok.text.hasPrefix("delivered: allowed: target com.acme.viewer is in the whitelist of 3 apps"))
     }
 
+    @Test func theVersionTwoFieldsAreExplained() throws {
+        let doc = try document("examples/policies/managedData.json")
+        let generic = try explain(doc, action: #"{"op":"notify","title":"Q3 from the CFO"}"#)
+        #expect(generic.text.hasPrefix("generic: the notification policy is blockOrgData"))
+        let inbound = try explain(doc, action: #"{"op":"openFrom","source":"org.example.photos"}"#)
+        #expect(inbound.outcome == "blocked")
+        #expect(inbound.text.hasPrefix("blocked: source org.example.photos is not in the Open From whitelist of 0 apps"))
+        #expect(inbound.notifications == ["openFromAttemptedWhenBlocked"])
+        let short = try explain(doc, action: #"{"op":"copy","text":"👨‍👩‍👧‍👦 twenty characters!"}"#)
+        #expect(short.text.hasPrefix("written: plain text this short is exempt"), "20 characters, 39 bytes")
+        let long = try explain(doc, action: #"{"op":"copy","text":"twenty-one characters"}"#)
+        #expect(long.outcome == "encrypted")
+        let summary = PolicySummary.render(try PolicyDocument.parse(try packageFile("examples/policies/managedData.json")))
+        #expect(summary.contains("version 2"))
+        #expect(summary.contains("+ copy of plain text of at most 20 characters"))
+        #expect(summary.contains("- paste into managed content of clear items other apps wrote"))
+        #expect(summary.contains("offline: transfers held back after 43200 s, wiped after 7776000 s"))
+        guard case .app(let app) = doc else { Issue.record("an app document"); return }
+        #expect(app.policy.offline == OfflinePolicy(accessCheckAfter: .seconds(43_200), wipeAfter: .seconds(7_776_000)))
+    }
+
+    @Test func aVersionOneDocumentMayNotNameVersionTwoFields() throws {
+        let text = #"{"format":"sharebroker.policy","version":1,"app":"a.b","policy":{"auth":"authorized","notifications":"block"}}"#
+        #expect(throws: PolicyDocumentError.self) { try PolicyDocument.parse(Array(text.utf8)) }
+        do {
+            _ = try PolicyDocument.parse(Array(text.utf8))
+        } catch {
+            #expect(error.issues.first?.path == "$.policy.notifications")
+            #expect(error.issues.first?.message.contains(#"set "version": 2"#) == true)
+        }
+        let v2 = text.replacingOccurrences(of: #""version":1"#, with: #""version":2"#)
+        #expect(try PolicyDocument.parse(Array(v2.utf8)).document == .app(AppPolicyDocument(
+            app: "a.b", description: nil, policy: PolicyUpdate(auth: .authorized, notifications: .block))))
+    }
+
     @Test func printAndMailFollowThePolicy() throws {
         let lockdown = try document("examples/policies/lockdown.json")
         #expect(try explain(lockdown, action: #"{"op":"print"}"#).text == "blocked: the print policy is unauthorized")
@@ -94,6 +129,7 @@ import Testing
         #expect(lines[1] == #"{"op":"policy","auth":"authorized","authMessage":"Welcome","openIn":"whitelist","#
                 + #""openInWhitelist":["com.acme.viewer"],"pasteboard":"secureCopy","print":"authorized","#
                 + #""secureFileIO":"required","logLevel":"status","dragAndDrop":"appConnectApps","#
-                + #""managedBrowserRequired":false,"config":{}}"#)
+                + #""managedBrowserRequired":false,"config":{},"clipboardExceptionLength":0,"notifications":"allow","#
+                + #""openFrom":"authorized","pasteIn":"anyApp","offlineAccessCheckSeconds":0,"offlineWipeSeconds":0}"#)
     }
 }

@@ -27,6 +27,37 @@ import Testing
         #expect(members.allSatisfy { m in result.report.contains("\(m.key) = ") })
     }
 
+    @Test func inboundPasteInNotificationsAndTheCharacterExceptionAreMapped() throws {
+        let tenant = try importing("graph-ios-tenant-export.json", app: "com.acme.notes")
+        let t = tenant.document.policy
+        #expect(t.openFrom == .authorized)
+        #expect(t.pasteboard == .secureCopy && t.pasteIn == .anyApp, "managedAppsWithPasteIn")
+        #expect(t.clipboardExceptionLength == 0)
+        #expect(t.notifications == .blockOrgData)
+        for field in ["allowedInboundDataTransferSources", "allowedOutboundClipboardSharingLevel",
+                      "allowedOutboundClipboardSharingExceptionLength", "notificationRestriction"] {
+            #expect(tenant.fields.first { $0.field == field }?.status == .mapped, "\(field)")
+        }
+        #expect(tenant.document.jsonText.contains(#""version": 2"#), "the new fields need a version 2 document")
+
+        let android = try importing("graph-android-export.json")
+        let a = android.document.policy
+        #expect(a.openFrom == .allAppConnectApps)
+        #expect(a.pasteboard == .unauthorized && a.pasteIn == .managedApps, "blocked")
+        #expect(a.clipboardExceptionLength == 40)
+        #expect(a.notifications == .block, "absent: the most restrictive")
+        #expect(android.unsourced.contains { $0.hasPrefix("notifications block") })
+
+        #expect(a.offline == OfflinePolicy(accessCheckSeconds: 43_200, wipeSeconds: 2_592_000), "PT12H and P30D")
+        #expect(android.fields.first { $0.field == "periodOfflineBeforeAccessCheck" }?.status == .mapped)
+        #expect(t.offline?.accessCheckSeconds == 43_200)
+
+        let odd = try importing("graph-ios-odd.json", app: "com.acme.notes")
+        #expect(odd.document.policy.openFrom == .unauthorized)
+        #expect(odd.document.policy.clipboardExceptionLength == 0, "70000 is out of range: no exception")
+        #expect(odd.warnings.contains { $0.contains("70000 is outside 0...65535") })
+    }
+
     @Test func theGraphV1ExampleNeedsAnAppAndMapsItsTransferFields() throws {
         #expect(refusal(try fixture("graph-ios-v1-example.json")).contains("give the bundle id of the app"))
         let result = try importing("graph-ios-v1-example.json", app: "com.acme.notes")
@@ -43,7 +74,7 @@ import Testing
         try expectEveryFieldReported(result, "graph-ios-v1-example.json")
         let status = Dictionary(result.fields.map { ($0.field, $0.status) }, uniquingKeysWith: { a, _ in a })
         #expect(status["allowedOutboundDataTransferDestinations"] == .mapped)
-        #expect(status["allowedOutboundClipboardSharingLevel"] == .approximated)
+        #expect(status["allowedOutboundClipboardSharingLevel"] == .mapped)
         #expect(status["printBlocked"] == .mapped)
         #expect(status["saveAsBlocked"] == .notSupported)
         #expect(status["dataBackupBlocked"] == .notSupported)
@@ -96,8 +127,7 @@ import Testing
         #expect(result.warnings.isEmpty, "\(result.warnings)")
         try expectEveryFieldReported(result, "graph-android-export.json")
         #expect(result.fields.first { $0.field == "exemptedAppPackages" }?.status == .approximated)
-        #expect(result.fields.first { $0.field == "allowedOutboundClipboardSharingExceptionLength" }?.detail
-            .contains("stricter") == true)
+        #expect(result.fields.first { $0.field == "allowedOutboundClipboardSharingExceptionLength" }?.status == .mapped)
     }
 
     @Test func oddDocumentsImportWithWarningsAndFailClosed() throws {

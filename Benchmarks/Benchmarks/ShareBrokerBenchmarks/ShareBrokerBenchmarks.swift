@@ -49,18 +49,26 @@ func blockedTarget() -> String { ["com", "unmanaged", "filesharer"].joined(separ
 
 /// A broker that is started, ready, authorized, with an Open In whitelist of `extra` filler ids
 /// plus the whitelisted target.
-func makeBroker(extra: Int) -> ShareBroker {
+func benchmarkWhitelist(extra: Int) -> Set<String> {
     var whitelist: Set<String> = ["com.acme.documentviewer", "com.acme.mail", "com.acme.notes",
                                   "com.acme.browser", "com.acme.pdf"]
     for i in 0 ..< extra { whitelist.insert("com.example.managed.app\(i)") }
+    return whitelist
+}
+
+/// `update` is applied after the whitelist (issue 18's decisions set their own policy).
+func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? = nil) -> ShareBroker {
+    let whitelist = benchmarkWhitelist(extra: extra)
     let broker: ShareBroker
     do {
         let platform = Platform(outbox: DiscardingOutbox(), urlOpener: DiscardingURLOpener(),
                                 reportSink: DiscardingReportSink(), pasteboard: InMemoryPasteboard(),
                                 secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
         broker = ShareBroker(appID: "com.acme.bench", platform: platform)
+        if offlineTimers { try broker.enableOfflineTimers(directory: nil) }
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(whitelist)))
+        if let update { _ = try broker.apply(update) }
     } catch {
         fatalError("benchmark fixture: \(error)")
     }
@@ -88,6 +96,62 @@ let benchmarks: @Sendable () -> Void = {
         } setup: {
             makeBroker(extra: extra)
         }
+    }
+
+    // The decisions of issue 18: each a snapshot load and at most a set lookup.
+    for (label, extra) in [("small whitelist", 0), ("10k whitelist", 10_000)] {
+        Benchmark("OpenFrom decision allowed (\(label))", configuration: nanoConfiguration) { benchmark, broker in
+            let source = whitelistedTarget()
+            BenchmarkMode.measure(benchmark) {
+                blackHole(broker.decideOpenFrom(source: source))
+            }
+        } setup: {
+            makeBroker(extra: extra, update: PolicyUpdate(openFrom: .whitelist(benchmarkWhitelist(extra: extra))))
+        }
+    }
+    Benchmark("Notification decision (blockOrgData)", configuration: nanoConfiguration) { benchmark, broker in
+        BenchmarkMode.measure(benchmark) {
+            blackHole(broker.decideNotification())
+        }
+    } setup: {
+        makeBroker(extra: 0, update: PolicyUpdate(notifications: .blockOrgData))
+    }
+    Benchmark("PasteIn decision (managedApps)", configuration: nanoConfiguration) { benchmark, broker in
+        BenchmarkMode.measure(benchmark) {
+            blackHole(broker.decidePasteIn(writtenByThisApp: false))
+        }
+    } setup: {
+        makeBroker(extra: 0, update: PolicyUpdate(pasteIn: .managedApps))
+    }
+    Benchmark("Copy decision with character exception", configuration: nanoConfiguration) { benchmark, broker in
+        BenchmarkMode.measure(benchmark) {
+            blackHole(broker.decideCopy(characters: 20))
+        }
+    } setup: {
+        makeBroker(extra: 0, update: PolicyUpdate(pasteboard: .secureCopy, clipboardExceptionLength: 20))
+    }
+    // The offline timers' check within the access-check period: a CLOCK_BOOTTIME read (vDSO), two
+    // lock-protected loads and a comparison; what an app calls on a timer.
+    Benchmark("Offline timers check (within the period)", configuration: nanoConfiguration) { benchmark, broker in
+        BenchmarkMode.measure(benchmark) {
+            do {
+                blackHole(try broker.checkOfflineTimers())
+            } catch {
+                fatalError("checkOfflineTimers: \(error)")
+            }
+        }
+    } setup: {
+        makeBroker(extra: 0, offlineTimers: true,
+                   update: PolicyUpdate(offline: OfflinePolicy(accessCheckAfter: .seconds(3_600), wipeAfter: .seconds(86_400))))
+    }
+    // Counting the characters of a 20-character text with emoji (what a copy does before the
+    // decision when the exception could apply): the String it decodes allocates once.
+    Benchmark("Clipboard exception character count (20 characters)", configuration: nanoConfiguration) { benchmark, item in
+        BenchmarkMode.measure(benchmark) {
+            blackHole(item.characterCount(limit: 20))
+        }
+    } setup: {
+        PasteboardItem.text(String(repeating: "ab👍🏽d", count: 5))
     }
 
     // Blocked Open In: decision, dummy with a mangled name through the (discarding) outbox, the

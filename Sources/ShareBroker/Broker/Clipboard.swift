@@ -30,6 +30,26 @@ public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension TransferRules {
+    /// Whether clear pasteboard items may be pasted (paste-in). Sealed items are governed by the
+    /// keys instead. Pasting clear items was never gated by authorization, so this rule has no
+    /// fail-closed guard: a user who is not authorized sees no managed content to paste into.
+    /// - Parameters:
+    ///   - managed: whether the content pasted into belongs to the managed identity.
+    ///   - writtenByThisApp: whether the pasteboard holds what this app last wrote.
+    @inlinable
+    public static func pasteIn(managed: Bool, writtenByThisApp: Bool, in policy: PolicySnapshot) -> Decision {
+        guard managed else { return Decision(allowed: true, rule: .pasteIntoUnmanagedContent, generation: policy.generation) }
+        switch policy.pasteInPolicy {
+        case .anyApp: return Decision(allowed: true, rule: .pasteInAnyApp, generation: policy.generation)
+        case .managedApps:
+            return writtenByThisApp
+                ? Decision(allowed: true, rule: .pasteInOwnItem, generation: policy.generation)
+                : Decision(allowed: false, rule: .pasteInFromOtherApp, generation: policy.generation)
+        }
+    }
+}
+
 /// What a copy did.
 public struct CopyResult: Sendable, Hashable {
     /// What was written: the item in the clear, a sealed item, or nothing.
@@ -45,9 +65,15 @@ package enum PasteboardReader {
     /// nothing and the next item is tried: a desktop clipboard offers a SecureCopy item's sealed
     /// representations followed by the placeholder text, which is what an app that may not open
     /// them pastes (like any unmanaged app). Items only sealed read as nothing.
-    public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?) -> PasteboardItem? {
+    ///
+    /// With `clearItems` false (paste-in from managed apps only, for an item this app did not
+    /// write) clear items are skipped: only sealed items can be read.
+    public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true) -> PasteboardItem? {
         for item in items {
-            guard item.type == PasteboardItem.sealedType else { return item }
+            guard item.type == PasteboardItem.sealedType else {
+                if clearItems { return item }
+                continue
+            }
             guard let keyRing, let opened = try? keyRing.open(item.bytes) else { continue }
             return PasteboardItem(type: opened.itemType, bytes: opened.plaintext)
         }
@@ -56,6 +82,16 @@ package enum PasteboardReader {
 }
 
 extension ShareBroker {
+    /// Decides a copy of the current identity's content without writing anything: what a copy of
+    /// one item with that many characters does. Never allocates.
+    /// - Parameter characters: for plain text, ``PasteboardItem/characterCount(limit:)`` with the
+    ///   snapshot's ``PolicySnapshot/clipboardExceptionLength`` as the limit; `nil` for anything else.
+    @inlinable
+    public func decideCopy(characters: Int?) -> CopyDecision {
+        let snapshot = currentSnapshot
+        return TransferRules.copy(managed: snapshot.identity == .managed, characters: characters, in: snapshot)
+    }
+
     /// Copies `item` to the general pasteboard, as the pasteboard policy says: in the clear,
     /// sealed (SecureCopy, while secure services are available), or not at all, in which case
     /// the pasteboard keeps exactly what it had.
@@ -111,7 +147,14 @@ extension ShareBroker {
                 throw .webView(error)
             }
         }
-        var decision = TransferRules.copy(managed: managed, in: snapshot)
+        // The character-count exception: only one plain-text representation can qualify (types
+        // are distinct), and the text is counted only when the exception could change the outcome.
+        var characters: Int?
+        let exception = snapshot.clipboardExceptionLength
+        if managed, exception > 0, snapshot.pasteboardPolicy != .authorized, representations.count == 1 {
+            characters = first.characterCount(limit: exception)
+        }
+        var decision = TransferRules.copy(managed: managed, characters: characters, in: snapshot)
         switch decision.action {
         case .writeClear:
             try write(Array(representations))
@@ -167,16 +210,33 @@ extension ShareBroker {
         return false
     }
 
-    /// What this app reads from the general pasteboard: clear items always (pasting is not
-    /// restricted by the pasteboard policy); sealed items only while the user is authorized and
-    /// secure services are available. `nil` when there is nothing readable.
+    /// What this app reads from the general pasteboard: clear items unless the paste-in policy
+    /// refuses them (``PasteInPolicy/managedApps``: into managed content, only clear items this
+    /// app wrote itself); sealed items only while the user is authorized and secure services are
+    /// available. `nil` when there is nothing readable.
     public func paste() -> PasteboardItem? {
         let snapshot = currentSnapshot
         var ring: KeyRing?
         if snapshot.isOperational && snapshot.secureServices == .available {
             ring = try? platform.secureServices.keyRing(for: appID)
         }
-        return PasteboardReader.readable(platform.pasteboard.read().items, keyRing: ring)
+        let contents = platform.pasteboard.read()
+        let own = pasteboardWrites.last == contents.changeCount
+        let decision = TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: own, in: snapshot)
+        let item = PasteboardReader.readable(contents.items, keyRing: ring, clearItems: decision.allowed)
+        if !decision.allowed, item == nil, contents.items.contains(where: { $0.type != PasteboardItem.sealedType }) {
+            reportBlocked("paste", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
+        }
+        return item
+    }
+
+    /// Decides whether clear pasteboard items may be pasted into the app's content now: what
+    /// ``paste()`` does with a clear item. Never allocates.
+    /// - Parameter writtenByThisApp: whether the pasteboard holds what this app last wrote.
+    @inlinable
+    public func decidePasteIn(writtenByThisApp: Bool) -> Decision {
+        let snapshot = currentSnapshot
+        return TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: writtenByThisApp, in: snapshot)
     }
 
     /// Writes to the platform's pasteboard and records the write as this app's (for a retire's

@@ -38,6 +38,9 @@ public enum CopyRule: String, Sendable, Hashable, CaseIterable {
     case notAuthorized
     /// The pasteboard policy is authorized.
     case pasteboardAuthorized
+    /// Plain text of at most ``PolicySnapshot/clipboardExceptionLength`` characters: written in
+    /// the clear whatever the pasteboard policy.
+    case shortTextException
     /// The pasteboard policy is unauthorized.
     case pasteboardUnauthorized
     /// SecureCopy with secure services available: sealed.
@@ -54,6 +57,8 @@ public enum CopyRule: String, Sendable, Hashable, CaseIterable {
         case .notReady: "blocked: no policy has arrived yet, so nothing is written"
         case .notAuthorized: "blocked: the user is not authorized, so nothing is written"
         case .pasteboardAuthorized: "written: the pasteboard policy is authorized; every app can read it"
+        case .shortTextException:
+            "written: plain text this short is exempt from the pasteboard policy (the character-count exception); every app can read it"
         case .pasteboardUnauthorized: "blocked: the pasteboard policy is unauthorized; the pasteboard keeps what it had"
         case .secureCopy: "encrypted: SecureCopy seals the item so only authorized managed apps can read it"
         case .secureServicesUnavailable:
@@ -68,10 +73,25 @@ extension TransferRules {
     /// - Parameter managed: whether the content belongs to the managed identity.
     @inlinable
     public static func copy(managed: Bool, in policy: PolicySnapshot) -> CopyDecision {
+        copy(managed: managed, characters: nil, in: policy)
+    }
+
+    /// Whether and how content may be copied to the general pasteboard.
+    /// - Parameters:
+    ///   - managed: whether the content belongs to the managed identity.
+    ///   - characters: for plain text, its length in characters (grapheme clusters) or any
+    ///     number above ``PolicySnapshot/clipboardExceptionLength`` when it is longer (see
+    ///     ``PasteboardItem/characterCount(limit:)``); `nil` for anything else. Text no longer than
+    ///     the exception follows the authorized rule (written in the clear) whatever the level.
+    @inlinable
+    public static func copy(managed: Bool, characters: Int?, in policy: PolicySnapshot) -> CopyDecision {
         guard managed else { return CopyDecision(action: .writeClear, rule: .unmanagedContent, notifiesApp: false, generation: policy.generation) }
         guard policy.isReady else { return CopyDecision(action: .blocked, rule: .notReady, notifiesApp: false, generation: policy.generation) }
         guard policy.authState == .authorized else {
             return CopyDecision(action: .blocked, rule: .notAuthorized, notifiesApp: true, generation: policy.generation)
+        }
+        if policy.pasteboardPolicy != .authorized, let characters, characters <= policy.clipboardExceptionLength {
+            return CopyDecision(action: .writeClear, rule: .shortTextException, notifiesApp: false, generation: policy.generation)
         }
         switch policy.pasteboardPolicy {
         case .authorized: return CopyDecision(action: .writeClear, rule: .pasteboardAuthorized, notifiesApp: false, generation: policy.generation)

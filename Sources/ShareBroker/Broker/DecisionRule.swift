@@ -37,6 +37,24 @@ public enum DecisionRule: String, Sendable, Hashable, CaseIterable {
     case dragAndDropNotAppConnectTarget
     /// Drag and drop is blocked to every app.
     case dragAndDropNone
+    /// The Open From policy is authorized: any app may send documents in.
+    case openFromAuthorized
+    /// The Open From policy is unauthorized: no app may send documents in.
+    case openFromUnauthorized
+    /// The source app is in the Open From whitelist.
+    case sourceInOpenFromWhitelist
+    /// The source app is not in the Open From whitelist.
+    case sourceNotInOpenFromWhitelist
+    /// Under an Open From whitelist a document whose source the platform cannot name is refused.
+    case unknownSourceUnderWhitelist
+    /// Pasting into unmanaged content is not restricted.
+    case pasteIntoUnmanagedContent
+    /// The paste-in policy lets clear items of any app be pasted.
+    case pasteInAnyApp
+    /// Under paste-in from managed apps only, the clear item is this app's own.
+    case pasteInOwnItem
+    /// Under paste-in from managed apps only, a clear item another app wrote reads as nothing.
+    case pasteInFromOtherApp
 }
 
 /// A decision and the rule that made it.
@@ -87,6 +105,20 @@ public struct Decision: Sendable, Hashable {
         case .dragAndDropNotAppConnectTarget:
             reason = "drag and drop is allowed to authorized AppConnect apps only, and \(who) is not one"
         case .dragAndDropNone: reason = "drag and drop is blocked to every app"
+        case .openFromAuthorized: reason = "the Open From policy is authorized: any app may send documents in"
+        case .openFromUnauthorized: reason = "the Open From policy is unauthorized: no app may send documents in"
+        case .sourceInOpenFromWhitelist, .sourceNotInOpenFromWhitelist:
+            let from = target.map { "source \($0)" } ?? "the source"
+            let n = snapshot.openFromWhitelist.count
+            reason = "\(from) is\(rule == .sourceInOpenFromWhitelist ? "" : " not") in the Open From whitelist of \(n) app"
+                + "\(n == 1 ? "" : "s"); the whitelist is matched exactly"
+        case .unknownSourceUnderWhitelist:
+            reason = "under an Open From whitelist a document whose source app is unknown is refused"
+        case .pasteIntoUnmanagedContent: reason = "pasting into unmanaged content is not restricted"
+        case .pasteInAnyApp: reason = "the paste-in policy lets clear items of any app be pasted"
+        case .pasteInOwnItem: reason = "the clear item is this app's own, and managed apps may paste in"
+        case .pasteInFromOtherApp:
+            reason = "paste-in is from managed apps only: a clear item another app wrote is not pasted into managed content"
         }
         return "\(verdict): \(reason)"
     }

@@ -18,9 +18,31 @@ extension ShareBroker {
     /// config, then wipes what the registered erasers hold (journaled in the ``wipeJournal``,
     /// so a crash half way is finished at the next start), reports the wipe to the server sink,
     /// and announces only the authorization change.
+    ///
+    /// Every update is a confirmation for the offline timers (``enableOfflineTimers(clock:directory:)``);
+    /// a confirmation that cannot be saved is logged, and counts in memory.
     @discardableResult
     public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
-        try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
+        let outcome = try applyUnconfirmed(update)
+        if let error = recordConfirmation(release: false).saveError {
+            logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
+        }
+        return outcome
+    }
+
+    /// Applies a policy the app kept from an earlier run (while the management agent cannot be
+    /// reached), exactly as ``apply(_:)`` does, except that it is no confirmation: the offline
+    /// timers go on counting from the last policy the agent delivered.
+    @discardableResult
+    public func applyCached(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+        try applyUnconfirmed(update)
+    }
+
+    /// ``apply(_:)`` without counting as a confirmation: what the offline timers apply themselves.
+    @discardableResult
+    func applyUnconfirmed(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+        defer { refreshOfflineTimers() }
+        return try lifecycle.withLock { (state: inout LifecycleState) throws(ShareBrokerError) -> UpdateOutcome in
             guard state.started else { throw .notStarted }
             let old = store.snapshot
             if update.auth == .retired {
@@ -31,7 +53,9 @@ extension ShareBroker {
                 openInSetting: update.openIn, pasteboardPolicy: update.pasteboard, printPolicy: update.print,
                 secureFileIOPolicy: update.secureFileIO, logLevel: update.logLevel,
                 dragAndDropPolicy: update.dragAndDrop, managedBrowserRequired: update.managedBrowserRequired,
-                config: update.config)
+                config: update.config, clipboardExceptionLength: update.clipboardExceptionLength,
+                notificationPolicy: update.notifications, openFromSetting: update.openFrom, pasteInPolicy: update.pasteIn,
+                offlinePolicy: update.offline)
             return install(next, replacing: old)
         }
     }
@@ -165,13 +189,16 @@ extension ShareBroker {
 
 extension PolicySnapshot {
     /// The snapshot of a retired app: every policy at its most restrictive value, no config,
-    /// the next generation. Secure services, manifest and device carry over.
+    /// the next generation (paste-in keeps the behaviour from before it existed: pasting clear
+    /// items was never restricted, and a retired app shows no managed content to paste into). Secure services, manifest and device carry over.
     func retired(message: String, isReady: Bool) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1, isReady: isReady, authState: .retired, authMessage: message,
             openInSetting: .unauthorized, pasteboardPolicy: .unauthorized, printPolicy: .unauthorized,
             secureFileIOPolicy: .required, secureServices: secureServices, logLevel: .status,
             dragAndDropPolicy: .noApps, managedBrowserRequired: false, config: [:],
-            manifest: manifest, device: device, identity: identity)
+            manifest: manifest, device: device, identity: identity,
+            clipboardExceptionLength: 0, notificationPolicy: .block, openFromSetting: .unauthorized,
+            pasteInPolicy: .anyApp)
     }
 }

@@ -23,6 +23,9 @@ public protocol ShareBrokerDelegate: AnyObject, Sendable {
     func openInAttemptedWhenBlocked(policy: OpenInPolicy)
     /// A URL (`mailto:` or a custom scheme) was not opened because of the Open In policy.
     func openURLAttemptedWhenUnauthorized(url: String)
+    /// A document or URL from another app was refused by the Open From policy; the app received
+    /// nothing. `source` is the sending app's bundle id, `nil` when the platform could not tell.
+    func openFromAttemptedWhenBlocked(source: String?, policy: OpenFromPolicy)
     /// A drop toward an app that does not link the library was refused.
     func dragAndDropAttemptedToNonAppConnectApp()
     /// The pasteboard policy changed.
@@ -52,6 +55,8 @@ extension ShareBrokerDelegate {
     public func openInAttemptedWhenBlocked(policy: OpenInPolicy) {}
     /// Not implemented: nothing happens.
     public func openURLAttemptedWhenUnauthorized(url: String) {}
+    /// Not implemented: nothing happens.
+    public func openFromAttemptedWhenBlocked(source: String?, policy: OpenFromPolicy) {}
     /// Not implemented: nothing happens.
     public func dragAndDropAttemptedToNonAppConnectApp() {}
     /// Not implemented: acknowledged as unsupported.

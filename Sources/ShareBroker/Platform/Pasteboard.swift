@@ -20,6 +20,25 @@ public struct PasteboardItem: Sendable, Hashable {
     public static func text(_ string: String) -> PasteboardItem {
         PasteboardItem(type: textType, bytes: Array(string.utf8))
     }
+
+    /// For a plain-text item (``textType``), its length in characters, counted no further than
+    /// `limit + 1`: the exact count when it is at most `limit`, else `limit + 1`. `nil` for any
+    /// other type.
+    ///
+    /// Characters are grapheme clusters, what Swift's `String.count` counts and what a reader
+    /// sees as one character: `"e\u{301}"` (e and a combining accent) and a family emoji of
+    /// seven scalars are one character each; bytes and Unicode scalars are not counted. Bytes that
+    /// are not valid UTF-8 count as one character per replaced sequence (U+FFFD).
+    public func characterCount(limit: Int) -> Int? {
+        guard type == Self.textType else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        var count = 0
+        for _ in text {
+            count += 1
+            if count > limit { break }
+        }
+        return count
+    }
 }
 
 /// The general pasteboard that every app on the device can read. The policy governs writes only.

@@ -43,13 +43,35 @@ public final class PolicySnapshot: Sendable {
     public let device: DeviceApps
     /// Whose content the app shows now: managed (the default) or a personal, unmanaged account.
     public let identity: ManagedIdentity
+    /// Copies of plain text of at most this many characters (grapheme clusters, Swift's
+    /// `String.count`) are written in the clear whatever ``pasteboardPolicy`` says; 0 (the
+    /// default) means no exception. Intune's `allowedOutboundClipboardSharingExceptionLength`.
+    public let clipboardExceptionLength: Int
+    /// Whether notifications of managed content may be posted, and with what text.
+    public let notificationPolicy: NotificationPolicy
+    /// The server's Open From setting, before expansion.
+    public let openFromSetting: OpenFromSetting
+    /// The effective Open From policy: "All AppConnect apps" reads as ``OpenFromPolicy/whitelist``.
+    public let openFromPolicy: OpenFromPolicy
+    /// The effective Open From whitelist (empty unless ``openFromPolicy`` is ``OpenFromPolicy/whitelist``).
+    public let openFromWhitelist: Set<String>
+    /// Where clear items pasted into managed content may come from.
+    public let pasteInPolicy: PasteInPolicy
+    /// How long the app may go without a confirmation of its policy; no limit by default.
+    public let offlinePolicy: OfflinePolicy
+
+    /// The largest ``clipboardExceptionLength`` (Intune's bound): 65,535 characters.
+    public static let maxClipboardExceptionLength = 65_535
 
     init(
         generation: UInt64, isReady: Bool, authState: AuthState, authMessage: String,
         openInSetting: OpenInSetting, pasteboardPolicy: PasteboardPolicy, printPolicy: PrintPolicy,
         secureFileIOPolicy: SecureFileIOPolicy, secureServices: SecureServicesAvailability,
         logLevel: LogLevel, dragAndDropPolicy: DragAndDropPolicy, managedBrowserRequired: Bool,
-        config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial
+        config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial,
+        clipboardExceptionLength: Int = 0, notificationPolicy: NotificationPolicy = .allow,
+        openFromSetting: OpenFromSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp,
+        offlinePolicy: OfflinePolicy = .unlimited
     ) {
         self.generation = generation
         self.isReady = isReady
@@ -82,9 +104,31 @@ public final class PolicySnapshot: Sendable {
         self.manifest = manifest
         self.device = device
         self.identity = identity
+        self.clipboardExceptionLength = min(max(clipboardExceptionLength, 0), Self.maxClipboardExceptionLength)
+        self.notificationPolicy = notificationPolicy
+        self.openFromSetting = openFromSetting
+        switch openFromSetting {
+        case .unauthorized:
+            openFromPolicy = .unauthorized
+            openFromWhitelist = []
+        case .authorized:
+            openFromPolicy = .authorized
+            openFromWhitelist = []
+        case .whitelist(let ids):
+            openFromPolicy = .whitelist
+            openFromWhitelist = ids
+        case .allAppConnectApps:
+            openFromPolicy = .whitelist
+            openFromWhitelist = device.authorizedAppConnectIDs
+        }
+        self.pasteInPolicy = pasteInPolicy
+        self.offlinePolicy = offlinePolicy
     }
 
-    /// The snapshot before the first policy: not ready, and every value at its most restrictive.
+    /// The snapshot before the first policy: not ready, and every value at its most restrictive
+    /// (every transfer fails closed). The policies added after AppConnect's set (the clipboard
+    /// exception, notifications, Open From, paste-in) start at the behaviour the library had
+    /// before them, so that a server that never sends them changes nothing.
     public static func initial(manifest: AppManifest, device: DeviceApps = DeviceApps(),
                                secureServices: SecureServicesAvailability = .available) -> PolicySnapshot {
         PolicySnapshot(
@@ -125,7 +169,9 @@ public final class PolicySnapshot: Sendable {
         printPolicy: PrintPolicy? = nil, secureFileIOPolicy: SecureFileIOPolicy? = nil,
         secureServices: SecureServicesAvailability? = nil, logLevel: LogLevel? = nil,
         dragAndDropPolicy: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
-        config: [String: String]? = nil, device: DeviceApps? = nil, identity: ManagedIdentity? = nil
+        config: [String: String]? = nil, device: DeviceApps? = nil, identity: ManagedIdentity? = nil,
+        clipboardExceptionLength: Int? = nil, notificationPolicy: NotificationPolicy? = nil,
+        openFromSetting: OpenFromSetting? = nil, pasteInPolicy: PasteInPolicy? = nil, offlinePolicy: OfflinePolicy? = nil
     ) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1,
@@ -143,6 +189,11 @@ public final class PolicySnapshot: Sendable {
             config: config ?? self.config,
             manifest: manifest,
             device: device ?? self.device,
-            identity: identity ?? self.identity)
+            identity: identity ?? self.identity,
+            clipboardExceptionLength: clipboardExceptionLength ?? self.clipboardExceptionLength,
+            notificationPolicy: notificationPolicy ?? self.notificationPolicy,
+            openFromSetting: openFromSetting ?? self.openFromSetting,
+            pasteInPolicy: pasteInPolicy ?? self.pasteInPolicy,
+            offlinePolicy: offlinePolicy ?? self.offlinePolicy)
     }
 }

@@ -21,6 +21,19 @@ public struct PolicyUpdate: Sendable, Hashable {
     public var managedBrowserRequired: Bool?
     /// The app-specific configuration; when present it replaces the whole config.
     public var config: [String: String]?
+    /// Copies of at most this many characters (grapheme clusters) of plain text are written in
+    /// the clear whatever the pasteboard policy; 0 means no exception. 0 to
+    /// ``PolicySnapshot/maxClipboardExceptionLength``.
+    public var clipboardExceptionLength: Int?
+    /// The notification policy.
+    public var notifications: NotificationPolicy?
+    /// The Open From (inbound) setting.
+    public var openFrom: OpenFromSetting?
+    /// Where clear items pasted into managed content may come from.
+    public var pasteIn: PasteInPolicy?
+    /// How long the app may go without a confirmation of its policy (see
+    /// ``ShareBroker/enableOfflineTimers(clock:directory:)``).
+    public var offline: OfflinePolicy?
 
     /// Creates an update; every field defaults to "keep the current value".
     public init(
@@ -28,7 +41,9 @@ public struct PolicyUpdate: Sendable, Hashable {
         pasteboard: PasteboardPolicy? = nil, print: PrintPolicy? = nil,
         secureFileIO: SecureFileIOPolicy? = nil, logLevel: LogLevel? = nil,
         dragAndDrop: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
-        config: [String: String]? = nil
+        config: [String: String]? = nil, clipboardExceptionLength: Int? = nil,
+        notifications: NotificationPolicy? = nil, openFrom: OpenFromSetting? = nil, pasteIn: PasteInPolicy? = nil,
+        offline: OfflinePolicy? = nil
     ) {
         self.auth = auth
         self.authMessage = authMessage
@@ -40,5 +55,10 @@ public struct PolicyUpdate: Sendable, Hashable {
         self.dragAndDrop = dragAndDrop
         self.managedBrowserRequired = managedBrowserRequired
         self.config = config
+        self.clipboardExceptionLength = clipboardExceptionLength
+        self.notifications = notifications
+        self.openFrom = openFrom
+        self.pasteIn = pasteIn
+        self.offline = offline
     }
 }

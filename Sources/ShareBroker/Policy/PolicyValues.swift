@@ -24,7 +24,12 @@ public enum OpenInPolicy: Int32, Sendable, CaseIterable, Hashable {
     case whitelist = 2
 }
 
-/// Whether documents may come into the app (AppConnect's `ACOpenFromPolicy`).
+/// Whether documents and URLs may come into the app from other apps (effective value).
+///
+/// Raw values are those of AppConnect's `ACOpenFromPolicy`. The server's "All AppConnect apps"
+/// (Intune's `allowedInboundDataTransferSources` `managedApps`) is not a case here: it is
+/// ``OpenFromSetting/allAppConnectApps``, which the library expands into ``whitelist`` with the
+/// currently authorized AppConnect apps.
 public enum OpenFromPolicy: Int32, Sendable, CaseIterable, Hashable {
     /// No app may send documents to this app.
     case unauthorized = 0
@@ -120,4 +125,40 @@ public enum OpenInSetting: Sendable, Hashable {
     /// The server's "All AppConnect apps": a whitelist of the AppConnect apps on the device
     /// that are currently authorized, kept current as they change.
     case allAppConnectApps
+}
+
+/// The server's Open From setting (inbound documents and URLs), before the library expands it.
+public enum OpenFromSetting: Sendable, Hashable {
+    /// No app may send documents to this app (Intune's `none`).
+    case unauthorized
+    /// Any app may send documents to this app (Intune's `allApps`; the default).
+    case authorized
+    /// Only these bundle ids may send documents to this app, matched exactly.
+    case whitelist(Set<String>)
+    /// The authorized AppConnect apps on the device, kept current (Intune's `managedApps`).
+    case allAppConnectApps
+}
+
+/// Whether the app may post desktop notifications, and with what text (Intune's
+/// `notificationRestriction`).
+public enum NotificationPolicy: Int32, Sendable, CaseIterable, Hashable {
+    /// Notifications are posted as the app wrote them (Intune's `allow`; the default).
+    case allow = 0
+    /// Notifications of managed content are posted with generic text that carries no
+    /// organization data (``NotificationDecision/genericText``) (Intune's `blockOrganizationalData`).
+    case blockOrgData = 1
+    /// Notifications of managed content are not posted (Intune's `block`).
+    case block = 2
+}
+
+/// Where clear items pasted into managed content may come from (Intune's clipboard levels
+/// `managedAppsWithPasteIn` and `managedApps`).
+public enum PasteInPolicy: Int32, Sendable, CaseIterable, Hashable {
+    /// Any clear item on the pasteboard may be pasted (Intune's `managedAppsWithPasteIn` and
+    /// `allApps`; the default).
+    case anyApp = 0
+    /// Only items a managed app wrote may be pasted into managed content: sealed (SecureCopy)
+    /// items, and clear items this app wrote itself. A clear item of any other writer reads as
+    /// nothing (Intune's `managedApps`).
+    case managedApps = 1
 }

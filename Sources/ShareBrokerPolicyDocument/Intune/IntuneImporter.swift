@@ -311,15 +311,47 @@ struct ImportRun {
                 switch level {
                 case "allApps":
                     policy.pasteboard = .authorized
-                    report(key, value, .mapped, "-> pasteboard authorized (copied text is readable by every app)")
+                    policy.pasteIn = .anyApp
+                    report(key, value, .mapped, "-> pasteboard authorized (copied text is readable by every app), pasteIn anyApp")
                 case "blocked":
                     policy.pasteboard = .unauthorized
-                    report(key, value, .mapped, "-> pasteboard unauthorized")
+                    policy.pasteIn = .managedApps
+                    report(key, value, .approximated, "-> pasteboard unauthorized, pasteIn managedApps: clear items of other "
+                           + "apps are not pasted in; encrypted items of authorized AppConnect apps still are")
+                case "managedAppsWithPasteIn":
+                    policy.pasteboard = .secureCopy
+                    policy.pasteIn = .anyApp
+                    report(key, value, .mapped, "-> pasteboard secureCopy (copies are encrypted so only authorized AppConnect "
+                           + "apps can paste them), pasteIn anyApp (any app's text may be pasted in)")
                 default:
                     policy.pasteboard = .secureCopy
-                    report(key, value, .approximated, "-> pasteboard secureCopy: copies are encrypted so only authorized "
-                           + "AppConnect apps can paste them" + (level == "managedAppsWithPasteIn"
-                               ? "; pasting in from unmanaged apps is not governed by the library (paste-in is not modelled)" : ""))
+                    policy.pasteIn = .managedApps
+                    report(key, value, .mapped, "-> pasteboard secureCopy (copies are encrypted so only authorized AppConnect "
+                           + "apps can paste them), pasteIn managedApps (clear items of other apps are not pasted in)")
+                }
+            case "allowedOutboundClipboardSharingExceptionLength":
+                mapClipboardException(key, value)
+            case "notificationRestriction":
+                let table = ["allow": NotificationPolicy.allow, "blockOrganizationalData": .blockOrgData, "block": .block]
+                guard let level = enumValue(key, value, ["allow", "blockOrganizationalData", "block"],
+                                            fallback: "notifications stay blocked (the most restrictive)"),
+                      let mapped = table[level] else { continue }
+                policy.notifications = mapped
+                report(key, value, .mapped, "-> notifications \(PolicyNames.name(mapped, in: PolicyNames.notifications))")
+            case "allowedInboundDataTransferSources":
+                guard let sources = enumValue(key, value, ["allApps", "managedApps", "none"],
+                                              fallback: "Open From stays blocked (openFrom unauthorized, the most restrictive)")
+                else { continue }
+                switch sources {
+                case "allApps":
+                    policy.openFrom = .authorized
+                    report(key, value, .mapped, "-> openFrom authorized")
+                case "managedApps":
+                    policy.openFrom = .allAppConnectApps
+                    report(key, value, .mapped, "-> openFrom appConnectApps (the authorized AppConnect apps on the device)")
+                default:
+                    policy.openFrom = .unauthorized
+                    report(key, value, .mapped, "-> openFrom unauthorized")
                 }
             case "printBlocked":
                 guard let blocked = boolValue(key, value, fallback: "print stays blocked (the most restrictive)") else { continue }
@@ -491,7 +523,7 @@ struct ImportRun {
     // MARK: Everything else
 
     enum FieldKind {
-        case access, conditionalLaunch, storage, inbound, deviceFeature, browser, clipboardException, protection, metadata, duration
+        case access, conditionalLaunch, storage, inbound, deviceFeature, browser, protection, metadata, duration
     }
 
     static let kinds: [String: FieldKind] = {
@@ -517,15 +549,14 @@ struct ImportRun {
                   "wipeAfterCompanyPortalUpdateDeferralInDays"] { table[k] = .conditionalLaunch }
         for k in ["saveAsBlocked", "allowedDataStorageLocations", "allowedDataIngestionLocations",
                   "blockDataIngestionIntoOrganizationDocuments"] { table[k] = .storage }
-        for k in ["allowedInboundDataTransferSources", "protectInboundDataFromUnknownSources"] { table[k] = .inbound }
+        table["protectInboundDataFromUnknownSources"] = .inbound
         for k in ["dataBackupBlocked", "contactSyncBlocked", "screenCaptureBlocked", "thirdPartyKeyboardsBlocked",
-                  "keyboardsRestricted", "approvedKeyboards", "notificationRestriction", "dialerRestrictionLevel",
+                  "keyboardsRestricted", "approvedKeyboards", "dialerRestrictionLevel",
                   "customDialerAppProtocol", "customDialerAppPackageId", "customDialerAppDisplayName",
                   "disableAppEncryptionIfDeviceEncryptionIsEnabled", "genmojiConfigurationState",
                   "writingToolsConfigurationState", "screenCaptureConfigurationState"] { table[k] = .deviceFeature }
         for k in ["managedBrowser", "customBrowserProtocol", "customBrowserPackageId", "customBrowserDisplayName",
                   "shareWithBrowserVirtualSetting"] { table[k] = .browser }
-        table["allowedOutboundClipboardSharingExceptionLength"] = .clipboardException
         table["disableProtectionOfManagedOutboundOpenInData"] = .protection
         for k in ["id", "version", "createdDateTime", "lastModifiedDateTime", "roleScopeTagIds", "isAssigned",
                   "deployedAppCount", "targetedAppManagementLevels", "assignments", "deploymentSummary",
@@ -540,7 +571,8 @@ struct ImportRun {
                                             "printBlocked", "managedBrowserToOpenLinksRequired", "appDataEncryptionType",
                                             "encryptAppData", "exemptedAppProtocols", "exemptedAppPackages",
                                             "filterOpenInToOnlyManagedApps", "displayName", "description", "apps",
-                                            "mobileAppIdentifierDeployments"]
+                                            "mobileAppIdentifierDeployments", "allowedOutboundClipboardSharingExceptionLength",
+                                            "notificationRestriction", "allowedInboundDataTransferSources"]
 
     /// Whether `key` is a setting of a managed app protection (not metadata, not a name).
     static func isPolicyField(_ key: String) -> Bool {
@@ -566,7 +598,8 @@ struct ImportRun {
         case .storage:
             report(key, value, .notSupported, "Save As and storage locations: not modelled")
         case .inbound:
-            report(key, value, .notSupported, "inbound transfers: not governed by the library")
+            report(key, value, .notSupported, "protection of data from unknown sources: the library tells sources apart "
+                   + "by bundle id only (openFrom)")
         case .deviceFeature:
             report(key, value, .notSupported, "device feature outside the library")
         case .browser:
@@ -579,8 +612,6 @@ struct ImportRun {
             }
         case .metadata:
             report(key, value, .notSupported, "Graph metadata")
-        case .clipboardException:
-            mapClipboardException(key, value)
         case .duration:
             mapDuration(key, value)
         }
@@ -589,27 +620,29 @@ struct ImportRun {
     mutating func mapClipboardException(_ key: String, _ value: JSONValue) {
         guard let n = value.integer else {
             if case .null = value {
-                report(key, value, .notSupported, "null: not set")
+                report(key, value, .mapped, "null: not set, so clipboardExceptionLength 0 (no exception)")
             } else {
-                report(key, value, .notSupported, "expected a whole number of characters; ignored")
-                warnings.append("\(key): expected a whole number of characters (0 to 65535), got \(value.preview()); ignored")
+                report(key, value, .notSupported, "expected a whole number of characters; no exception (the most restrictive)")
+                warnings.append("\(key): expected a whole number of characters (0 to 65535), got \(value.preview()); "
+                                + "no exception")
             }
             return
         }
-        if n < 0 || n > 65_535 {
-            warnings.append("\(key): \(n) is outside 0...65535 characters; ignored")
+        guard n >= 0, n <= PolicySnapshot.maxClipboardExceptionLength else {
+            report(key, value, .notSupported, "outside 0...65535; no exception (the most restrictive)")
+            warnings.append("\(key): \(n) is outside 0...65535 characters; no exception")
+            return
         }
-        if n == 0 {
-            report(key, value, .mapped, "zero: no exception, as in the library")
-        } else {
-            report(key, value, .notSupported, "no short-snippet exception: copies of \(n) characters or fewer follow the "
-                   + "pasteboard policy too (stricter)")
-        }
+        policy.clipboardExceptionLength = n
+        report(key, value, .mapped, n == 0 ? "-> clipboardExceptionLength 0 (no exception)"
+               : "-> clipboardExceptionLength \(n): copies of plain text of at most \(n) characters (grapheme clusters) "
+                 + "are written in the clear whatever the pasteboard policy")
     }
 
     mutating func mapDuration(_ key: String, _ value: JSONValue) {
-        let what = key.contains("Wipe") ? "no offline wipe timer (retire comes from the server)"
-            : "no timers in the library (the server pushes auth)"
+        let timer = key == "periodOfflineBeforeAccessCheck" || key == "periodOfflineBeforeWipeIsEnforced"
+        let what = timer ? "the Intune default applies (\(key == "periodOfflineBeforeAccessCheck" ? "12 hours" : "90 days"))"
+            : "no such timer in the library (the server pushes auth)"
         switch value {
         case .null:
             report(key, value, .notSupported, "null: not set; \(what)")
@@ -620,6 +653,12 @@ struct ImportRun {
                     report(key, value, .notSupported, "negative duration (\(d.humanReadable)), ignored; \(what)")
                     warnings.append("\(key): \(JSONValue.string(text).preview()) is a negative duration, which means nothing "
                                     + "for a timer; ignored")
+                } else if timer {
+                    durations[key] = d
+                    let seconds = min(Int(d.seconds.rounded(.up)), OfflinePolicy.maxSeconds)
+                    let field = key == "periodOfflineBeforeAccessCheck" ? "offlineAccessCheckSeconds" : "offlineWipeSeconds"
+                    report(key, value, .mapped, "\(d.humanReadable) -> \(field) \(seconds)"
+                           + (seconds == 0 ? " (no limit)" : ""))
                 } else {
                     durations[key] = d
                     report(key, value, .notSupported, "\(d.humanReadable); \(what)")
@@ -700,6 +739,34 @@ struct ImportRun {
         fill(.secureFileIO, \.secureFileIO, "required",
              from: platform == .android ? "encryptAppData" : "appDataEncryptionType")
         fill(.managedBrowserRequired, \.managedBrowserRequired, "false", from: "managedBrowserToOpenLinksRequired")
+        let strictest = PolicyUpdate(clipboardExceptionLength: 0, notifications: .block, openFrom: .unauthorized,
+                                     pasteIn: .managedApps)
+        func fillStrict<T>(_ field: PolicyField, _ keyPath: WritableKeyPath<PolicyUpdate, T?>, _ name: String, from intune: String) {
+            if p[keyPath: keyPath] == nil {
+                p[keyPath: keyPath] = strictest[keyPath: keyPath]
+                unsourced.append("\(field.rawValue) \(name): the most restrictive value (no readable \(intune))")
+            }
+        }
+        fillStrict(.clipboardExceptionLength, \.clipboardExceptionLength, "0",
+                   from: "allowedOutboundClipboardSharingExceptionLength")
+        fillStrict(.notifications, \.notifications, "block", from: "notificationRestriction")
+        fillStrict(.openFrom, \.openFrom, "unauthorized", from: "allowedInboundDataTransferSources")
+        fillStrict(.pasteIn, \.pasteIn, "managedApps", from: "allowedOutboundClipboardSharingLevel")
+        // The offline timers: a readable, non-negative duration sets its period; otherwise Intune's
+        // own default (12 hours, 90 days), which Intune applies when the field is not set.
+        func seconds(_ key: String, default fallback: Int, _ name: String) -> Int {
+            if let d = durations[key] { return min(Int(d.seconds.rounded(.up)), OfflinePolicy.maxSeconds) }
+            unsourced.append("\(name) \(fallback): Intune's default (no readable \(key))")
+            return fallback
+        }
+        var accessCheck = seconds("periodOfflineBeforeAccessCheck", default: 43_200, "offlineAccessCheckSeconds")
+        let wipe = seconds("periodOfflineBeforeWipeIsEnforced", default: 7_776_000, "offlineWipeSeconds")
+        if wipe > 0, accessCheck > wipe {
+            // Wiped before access is checked (warned above): hold transfers back no later than the wipe.
+            accessCheck = wipe
+            unsourced.append("offlineAccessCheckSeconds \(wipe): shortened to the wipe period, which is shorter")
+        }
+        p.offline = OfflinePolicy(accessCheckSeconds: accessCheck, wipeSeconds: wipe)
         if p.logLevel == nil {
             p.logLevel = .status
             unsourced.append("logLevel status: Intune has no log level in app protection policies")

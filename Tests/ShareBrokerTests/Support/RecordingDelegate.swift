@@ -7,7 +7,7 @@ import ShareBrokerTesting
 final class RecordingDelegate: ShareBrokerDelegate {
     enum Callback: String, CaseIterable, Sendable {
         case config, openIn, openInBlocked, openURLBlocked, dragAndDrop, pasteboard, copyBlocked, print
-        case secureServices, secureFileIO, logLevel
+        case secureServices, secureFileIO, logLevel, openFromBlocked
     }
 
     private let implemented: Set<Callback>
@@ -41,6 +41,9 @@ final class RecordingDelegate: ShareBrokerDelegate {
     }
     func openURLAttemptedWhenUnauthorized(url: String) {
         if implemented.contains(.openURLBlocked) { record("openURLBlocked") }
+    }
+    func openFromAttemptedWhenBlocked(source: String?, policy: OpenFromPolicy) {
+        if implemented.contains(.openFromBlocked) { record("openFromBlocked:\(source ?? "?")") }
     }
     func dragAndDropAttemptedToNonAppConnectApp() {
         if implemented.contains(.dragAndDrop) { record("dragAndDrop") }

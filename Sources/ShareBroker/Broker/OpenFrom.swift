@@ -1,0 +1,63 @@
+/// What an inbound transfer (Open From) gave the app: the content when the policy allows it,
+/// nothing otherwise.
+public struct InboundResult<Content> {
+    /// The content, or `nil` when the source app may not send it: the app must act as if
+    /// nothing arrived.
+    public var content: Content?
+    /// The decision, with its rule and generation.
+    public var decision: Decision
+}
+
+extension InboundResult: Sendable where Content: Sendable {}
+
+extension TransferRules {
+    /// Whether a document or URL may come into the app from `source` (Open From).
+    /// - Parameter source: the sending app's bundle id, or `nil` when the platform cannot tell.
+    @inlinable
+    public static func openFrom(source: String?, in policy: PolicySnapshot) -> Decision {
+        if let closed = failClosed(policy) { return closed }
+        switch policy.openFromPolicy {
+        case .authorized: return Decision(allowed: true, rule: .openFromAuthorized, generation: policy.generation)
+        case .unauthorized: return Decision(allowed: false, rule: .openFromUnauthorized, generation: policy.generation)
+        case .whitelist:
+            guard let source else {
+                return Decision(allowed: false, rule: .unknownSourceUnderWhitelist, generation: policy.generation)
+            }
+            return policy.openFromWhitelist.contains(source)
+                ? Decision(allowed: true, rule: .sourceInOpenFromWhitelist, generation: policy.generation)
+                : Decision(allowed: false, rule: .sourceNotInOpenFromWhitelist, generation: policy.generation)
+        }
+    }
+}
+
+extension ShareBroker {
+    /// Decides an inbound transfer without receiving anything: what ``openFrom(_:source:)`` will
+    /// do. Costs a snapshot load and a set lookup; never allocates.
+    @inlinable
+    public func decideOpenFrom(source: String?) -> Decision {
+        TransferRules.openFrom(source: source, in: currentSnapshot)
+    }
+
+    /// The one entry point for every inbound document or URL (AppConnect's Open From): call it
+    /// with what another app sent before the app opens, stores or shows any of it.
+    ///
+    /// Allowed, the content comes back unchanged. Blocked (Open From unauthorized, a source not in
+    /// the whitelist, an unknown source under a whitelist, before the first policy or while the
+    /// user is not authorized), the result holds no content, the attempt is reported to the server
+    /// with the source app, and the delegate's
+    /// ``ShareBrokerDelegate/openFromAttemptedWhenBlocked(source:policy:)`` names the source.
+    ///
+    /// - Parameters:
+    ///   - content: what arrived (a document, its bytes, a URL).
+    ///   - source: the bundle id of the sending app, or `nil` when the platform cannot tell.
+    public func openFrom<Content>(_ content: Content, source: String?) -> InboundResult<Content> {
+        let snapshot = currentSnapshot
+        let decision = TransferRules.openFrom(source: source, in: snapshot)
+        guard decision.allowed else {
+            reportBlocked("openFrom", target: source, rule: decision.rule.rawValue, generation: decision.generation)
+            if snapshot.isReady { delegate?.openFromAttemptedWhenBlocked(source: source, policy: snapshot.openFromPolicy) }
+            return InboundResult(content: nil, decision: decision)
+        }
+        return InboundResult(content: content, decision: decision)
+    }
+}
