@@ -298,7 +298,8 @@ sb_status sb_broker_attach(const char *socket_path, const sb_callbacks *callback
 sb_status sb_broker_start(sb_broker *broker, const sb_callbacks *callbacks);
 
 /* Disconnects (attached brokers: flushes acknowledgments, hands a clipboard item to a clipboard
- * manager) and releases the broker. NULL is a no-op returning SB_OK. Must be the last call on the
+ * manager) and releases the broker. No callback is made once it returns (one running on the
+ * agent client's thread is waited for), so user_data may be freed then. NULL is a no-op returning SB_OK. Must be the last call on the
  * handle, with no other call on it running. Errors: SB_ERR_CALLBACK_REENTRY (from inside a
  * callback; the handle stays valid). */
 sb_status sb_broker_destroy(sb_broker *broker);
@@ -330,14 +331,40 @@ typedef struct sb_policy_update {
     size_t config_count;
 } sb_policy_update;
 
+/* Which acknowledgment a record answers (sb_acknowledgment_record.kind). */
+#define SB_ACK_AUTH 0
+#define SB_ACK_CONFIG 1
+#define SB_ACK_OPEN_IN 2
+#define SB_ACK_PASTEBOARD 3
+#define SB_ACK_PRINT 4
+#define SB_ACK_SECURE_FILE_IO 5
+#define SB_MAX_ACKNOWLEDGMENTS 8
+
+/* One acknowledgment as the server received it: a callback's answer, or the library's on the
+ * app's behalf (SB_POLICY_STATE_UNSUPPORTED for an optional callback left NULL). */
+typedef struct sb_acknowledgment_record {
+    int32_t kind;  /* SB_ACK_* */
+    int32_t state; /* SB_POLICY_STATE_* */
+} sb_acknowledgment_record;
+
+/* What one sb_broker_apply did (caller's storage). */
+typedef struct sb_update_outcome {
+    uint64_t generation;             /* the snapshot it installed */
+    int32_t wiped;                   /* 1 when it retired the app and wiped its data */
+    uint32_t acknowledgment_count;   /* records below, in the order reported */
+    sb_acknowledgment_record acknowledgments[SB_MAX_ACKNOWLEDGMENTS];
+} sb_update_outcome;
+
 /* Applies `update` to an embedded, started broker: one atomic swap, then the callbacks of the
  * values that changed, on this thread, before it returns (the first update: only `ready`).
  * An auth of SB_AUTH_RETIRED retires the app (see sb_broker_retire).
  * Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_INVALID_ARGUMENT (unknown value, struct_size),
  * SB_ERR_INVALID_UTF8, SB_ERR_TOO_LARGE (more than 4096 whitelist or config entries),
  * SB_ERR_NOT_STARTED, SB_ERR_UNSUPPORTED (attached brokers take their policy from the agent),
- * SB_ERR_CALLBACK_REENTRY. Nothing changes on error. */
-sb_status sb_broker_apply(sb_broker *broker, const sb_policy_update *update);
+ * SB_ERR_CALLBACK_REENTRY. Nothing changes on error. out_outcome may be NULL; when not, it
+ * receives what the update did (the acknowledgments reported to the server). */
+sb_status sb_broker_apply(sb_broker *broker, const sb_policy_update *update,
+                          sb_update_outcome *out_outcome);
 
 /* Adds or updates an app of the device as the sharing rules see it (embedded brokers): whether
  * it links the library (AppConnect), whether its user is authorized, the URL schemes it opens.

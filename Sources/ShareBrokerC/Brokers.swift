@@ -23,7 +23,7 @@ public func sb_broker_create_embedded(_ appID: UnsafePointer<CChar>?,
         } catch {
             throw CFailure(SB_ERR_SETUP, "the in-memory platform could not be set up: \(error)")
         }
-        outBroker.pointee = BrokerBox(broker: ShareBroker(appID: id, platform: platform), app: nil).retainedHandle()
+        outBroker.pointee = BrokerBox(broker: ShareBroker(appID: id, platform: platform), app: nil, delegate: nil).retainedHandle()
     }
 }
 
@@ -36,16 +36,18 @@ public func sb_broker_attach(_ socketPath: UnsafePointer<CChar>?, _ callbacks: U
         guard let outBroker else { throw .null("out_broker") }
         try CallbackScope.requireOutside("sb_broker_attach")
         let app: ManagedApp
+        let delegate = CallbackDelegate(table)
         do throws(ManagedAppError) {
-            app = try ManagedApp.attach(ManagedApp.Configuration(socketPath: path), delegate: CallbackDelegate(table))
+            app = try ManagedApp.attach(ManagedApp.Configuration(socketPath: path), delegate: delegate)
         } catch {
+            delegate.close()
             switch error {
             case .agent: throw CFailure(SB_ERR_AGENT, "\(error); check that sharebrokerd runs and registered this executable")
             case .setup: throw CFailure(SB_ERR_SETUP, "an adapter could not be set up: \(error)")
-            case .start: throw CFailure(SB_ERR_ALREADY_STARTED, "\(error)")
+            case .start(let error): throw lifecycle(error)
             }
         }
-        outBroker.pointee = BrokerBox(broker: app.broker, app: app).retainedHandle()
+        outBroker.pointee = BrokerBox(broker: app.broker, app: app, delegate: delegate).retainedHandle()
     }
 }
 
@@ -55,11 +57,13 @@ public func sb_broker_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointer
         try BrokerBox.with(handle) { box throws(CFailure) in
             let table = try CallbackTable(callbacks)
             try CallbackScope.requireOutside("sb_broker_start")
+            let delegate = CallbackDelegate(table)
             do throws(ShareBrokerError) {
-                try box.broker.start(delegate: CallbackDelegate(table))
+                try box.broker.start(delegate: delegate)
             } catch {
-                throw CFailure(SB_ERR_ALREADY_STARTED, "\(error)")
+                throw lifecycle(error)
             }
+            box.delegate.withLock { $0 = delegate }
         }
     }
 }
@@ -70,6 +74,9 @@ public func sb_broker_destroy(_ handle: OpaquePointer?) -> sb_status {
     return guarded { () throws(CFailure) in
         try CallbackScope.requireOutside("sb_broker_destroy")
         let box = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle)).takeRetainedValue()
+        // No callback reaches the app after this returns: stop them, wait for any running on
+        // the agent client's thread, then disconnect.
+        box.delegate.withLock { $0 }?.close()
         box.app?.close()
     }
 }
@@ -170,15 +177,48 @@ private func lifecycle(_ error: ShareBrokerError) -> CFailure {
     }
 }
 
+extension AcknowledgedKind {
+    /// The SB_ACK_* code.
+    var code: Int32 {
+        switch self {
+        case .auth: SB_ACK_AUTH
+        case .config: SB_ACK_CONFIG
+        case .openIn: SB_ACK_OPEN_IN
+        case .pasteboard: SB_ACK_PASTEBOARD
+        case .print: SB_ACK_PRINT
+        case .secureFileIO: SB_ACK_SECURE_FILE_IO
+        }
+    }
+}
+
+/// Writes `outcome` to the caller's structure, if any.
+private func write(_ outcome: UpdateOutcome, to pointer: UnsafeMutablePointer<sb_update_outcome>?) {
+    guard let pointer else { return }
+    var result = sb_update_outcome()
+    result.generation = outcome.generation
+    result.wiped = outcome.wiped ? 1 : 0
+    let count = min(outcome.acknowledgments.count, Int(SB_MAX_ACKNOWLEDGMENTS))
+    result.acknowledgment_count = UInt32(count)
+    withUnsafeMutableBytes(of: &result.acknowledgments) { raw in
+        let records = raw.bindMemory(to: sb_acknowledgment_record.self)
+        for index in 0..<count {
+            let record = outcome.acknowledgments[index]
+            records[index] = sb_acknowledgment_record(kind: record.kind.code, state: record.state.rawValue)
+        }
+    }
+    pointer.pointee = result
+}
+
 @_cdecl("sb_broker_apply")
-public func sb_broker_apply(_ handle: OpaquePointer?, _ update: UnsafePointer<sb_policy_update>?) -> sb_status {
+public func sb_broker_apply(_ handle: OpaquePointer?, _ update: UnsafePointer<sb_policy_update>?,
+                            _ outOutcome: UnsafeMutablePointer<sb_update_outcome>?) -> sb_status {
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             let update = try policyUpdate(update)
             try box.requireEmbedded("sb_broker_apply")
             try CallbackScope.requireOutside("sb_broker_apply")
             do throws(ShareBrokerError) {
-                try box.broker.apply(update)
+                write(try box.broker.apply(update), to: outOutcome)
             } catch {
                 throw lifecycle(error)
             }

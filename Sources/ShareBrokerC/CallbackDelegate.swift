@@ -3,6 +3,7 @@
 import CShareBrokerABI
 import Glibc
 import ShareBroker
+import Synchronization
 
 /// The caller's callbacks table, copied at start.
 struct CallbackTable: @unchecked Sendable {
@@ -29,9 +30,31 @@ struct CallbackTable: @unchecked Sendable {
 /// Calls the app's C functions for each change.
 final class CallbackDelegate: ShareBrokerDelegate {
     let table: CallbackTable
+    /// Set by sb_broker_destroy: from then on no callback reaches the app.
+    private let closed = Atomic<Bool>(false)
+    /// Callbacks running now (an attached broker's agent thread may be in one during destroy).
+    private let inFlight = Atomic<Int>(0)
 
     init(_ table: CallbackTable) {
         self.table = table
+    }
+
+    /// Runs `call` unless the broker was destroyed (then `otherwise`), counted in ``inFlight``.
+    @inline(__always)
+    private func enter<T>(otherwise: T, _ call: () -> T) -> T {
+        inFlight.add(1, ordering: .sequentiallyConsistent)
+        defer { inFlight.subtract(1, ordering: .sequentiallyConsistent) }
+        guard !closed.load(ordering: .sequentiallyConsistent) else { return otherwise }
+        return call()
+    }
+
+    /// Stops every later callback and waits for those running on other threads to return (the
+    /// caller is not inside one: sb_broker_destroy refuses that).
+    func close() {
+        closed.store(true, ordering: .sequentiallyConsistent)
+        while inFlight.load(ordering: .sequentiallyConsistent) > 0 {
+            usleep(1_000)
+        }
     }
 
     private var userData: UnsafeMutableRawPointer? { table.raw.user_data }
@@ -40,7 +63,10 @@ final class CallbackDelegate: ShareBrokerDelegate {
     private func acknowledged(_ call: (UnsafeMutablePointer<sb_acknowledgment>) -> Void) -> Acknowledgment {
         var ack = sb_acknowledgment()
         ack.state = SB_POLICY_STATE_APPLIED
-        withUnsafeMutablePointer(to: &ack) { pointer in CallbackScope.run { call(pointer) } }
+        let called = withUnsafeMutablePointer(to: &ack) { pointer in
+            enter(otherwise: false) { CallbackScope.run { call(pointer) }; return true }
+        }
+        guard called else { return .error("the app destroyed its broker while a change was being announced") }
         let message = withUnsafeBytes(of: &ack.message) { raw -> String in
             let length = raw.firstIndex(of: 0) ?? raw.count
             return String(decoding: raw.prefix(length), as: UTF8.self)
@@ -54,7 +80,7 @@ final class CallbackDelegate: ShareBrokerDelegate {
 
     func appConnectIsReady() {
         guard let ready = table.raw.ready else { return }
-        CallbackScope.run { ready(userData) }
+        enter(otherwise: ()) { CallbackScope.run { ready(userData) } }
     }
 
     func authStateChanged(to state: AuthState, message: String) -> Acknowledgment {
@@ -95,17 +121,17 @@ final class CallbackDelegate: ShareBrokerDelegate {
 
     func openInAttemptedWhenBlocked(policy: OpenInPolicy) {
         guard let callback = table.raw.open_in_attempted_when_blocked else { return }
-        CallbackScope.run { callback(userData, policy.rawValue) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData, policy.rawValue) } }
     }
 
     func openURLAttemptedWhenUnauthorized(url: String) {
         guard let callback = table.raw.open_url_attempted_when_unauthorized else { return }
-        CallbackScope.run { url.withCString { callback(userData, $0) } }
+        enter(otherwise: ()) { CallbackScope.run { url.withCString { callback(userData, $0) } } }
     }
 
     func dragAndDropAttemptedToNonAppConnectApp() {
         guard let callback = table.raw.drag_and_drop_attempted_to_non_appconnect_app else { return }
-        CallbackScope.run { callback(userData) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData) } }
     }
 
     func pasteboardPolicyChanged(to policy: PasteboardPolicy) -> Acknowledgment {
@@ -115,7 +141,7 @@ final class CallbackDelegate: ShareBrokerDelegate {
 
     func copyAttemptedWhenUnauthorized(policy: PasteboardPolicy) {
         guard let callback = table.raw.copy_attempted_when_unauthorized else { return }
-        CallbackScope.run { callback(userData, policy.rawValue) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData, policy.rawValue) } }
     }
 
     func printPolicyChanged(to policy: PrintPolicy) -> Acknowledgment {
@@ -125,7 +151,7 @@ final class CallbackDelegate: ShareBrokerDelegate {
 
     func secureServicesAvailabilityChanged(to availability: SecureServicesAvailability) {
         guard let callback = table.raw.secure_services_availability_changed else { return }
-        CallbackScope.run { callback(userData, availability.rawValue) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData, availability.rawValue) } }
     }
 
     func secureFileIOPolicyChanged(to policy: SecureFileIOPolicy) -> Acknowledgment {
@@ -135,16 +161,16 @@ final class CallbackDelegate: ShareBrokerDelegate {
 
     func logLevelChanged(to level: LogLevel) {
         guard let callback = table.raw.log_level_changed else { return }
-        CallbackScope.run { callback(userData, level.rawValue) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData, level.rawValue) } }
     }
 
     func willResignActive() {
         guard let callback = table.raw.will_resign_active else { return }
-        CallbackScope.run { callback(userData) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData) } }
     }
 
     func didBecomeActive() {
         guard let callback = table.raw.did_become_active else { return }
-        CallbackScope.run { callback(userData) }
+        enter(otherwise: ()) { CallbackScope.run { callback(userData) } }
     }
 }

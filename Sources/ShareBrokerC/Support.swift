@@ -4,6 +4,7 @@ import CShareBrokerABI
 import Glibc
 import ShareBroker
 import ShareBrokerLinux
+import Synchronization
 
 // MARK: - Errors
 
@@ -208,10 +209,13 @@ final class BrokerBox: Sendable {
     let broker: ShareBroker
     /// The attached app, or `nil` for an embedded broker.
     let app: ManagedApp?
+    /// The callbacks, once started (sb_broker_destroy closes them).
+    let delegate: Mutex<CallbackDelegate?>
 
-    init(broker: ShareBroker, app: ManagedApp?) {
+    init(broker: ShareBroker, app: ManagedApp?, delegate: CallbackDelegate?) {
         self.broker = broker
         self.app = app
+        self.delegate = Mutex(delegate)
     }
 
     /// A new handle the caller owns.

@@ -62,7 +62,7 @@ static void on_ready(void *user_data) {
     sb_policy_update update;
     memset(&update, 0, sizeof update);
     update.struct_size = sizeof update;
-    s->reentry_status = sb_broker_apply(s->broker, &update);
+    s->reentry_status = sb_broker_apply(s->broker, &update, NULL);
 }
 
 static void on_auth(void *user_data, int32_t state, const char *message, sb_acknowledgment *ack) {
@@ -142,7 +142,7 @@ static sb_broker *ready_broker(seen *s) {
     u.pasteboard = SB_PASTEBOARD_AUTHORIZED;
     u.print = SB_PRINT_AUTHORIZED;
     u.drag_and_drop = SB_DRAG_AND_DROP_ALL;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     return b;
 }
 
@@ -176,14 +176,14 @@ static void test_open_in_table(void) {
     sb_policy_update u = keep_all();
     u.auth = SB_AUTH_UNAUTHORIZED;
     u.open_in = SB_OPEN_IN_AUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     CHECK(s.ready == 1);
     CHECK(s.reentry_status == SB_ERR_CALLBACK_REENTRY);
     EXPECT_OPEN_IN(b, "org.example.sheets", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_AUTHORIZED);
 
     u = keep_all();
     u.auth = SB_AUTH_AUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     CHECK(s.auth == 1 && s.last_auth == SB_AUTH_AUTHORIZED);
     CHECK(s.policy_in_callback == SB_OK);
     for (int32_t ch = 0; ch <= 2; ch++) {
@@ -193,7 +193,7 @@ static void test_open_in_table(void) {
 
     u = keep_all();
     u.open_in = SB_OPEN_IN_UNAUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     CHECK(s.open_in_changed == 1);
     EXPECT_OPEN_IN(b, "org.example.sheets", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_OPEN_IN_UNAUTHORIZED);
 
@@ -202,7 +202,7 @@ static void test_open_in_table(void) {
     u.open_in = SB_OPEN_IN_WHITELIST;
     u.open_in_whitelist = wl;
     u.open_in_whitelist_count = 2;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     CHECK(s.open_in_changed == 2 && s.last_whitelist_count == 2);
     EXPECT_OPEN_IN(b, "org.example.sheets", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
     EXPECT_OPEN_IN(b, "org.example.sheets", SB_CHANNEL_PREVIEW_CONTROLLER, 1, SB_RULE_IN_WHITELIST);
@@ -214,7 +214,7 @@ static void test_open_in_table(void) {
     EXPECT_OPEN_IN(b, "com.apple.mobilemail", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NATIVE_MAIL_NOT_WHITELISTED);
     const char *wl2[] = {"com.apple.mobilemail", "com.apple.UIKit.activity.Mail"};
     u.open_in_whitelist = wl2;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     EXPECT_OPEN_IN(b, "com.apple.mobilemail", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_NATIVE_MAIL_WHITELISTED);
     EXPECT_OPEN_IN(b, "org.example.sheets", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
 
@@ -224,7 +224,7 @@ static void test_open_in_table(void) {
     CHECK_STATUS(sb_broker_update_device(b, "org.plain.app", 0, 1, NULL, 0), SB_OK);
     u = keep_all();
     u.open_in = SB_OPEN_IN_ALL_APPCONNECT_APPS;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     EXPECT_OPEN_IN(b, "com.acme.viewer", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
     EXPECT_OPEN_IN(b, "com.acme.locked", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
     EXPECT_OPEN_IN(b, "org.plain.app", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
@@ -297,19 +297,22 @@ static void test_copy_table(void) {
     sb_policy_update u = keep_all();
     u.auth = SB_AUTH_UNAUTHORIZED;
     u.pasteboard = SB_PASTEBOARD_AUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     EXPECT_COPY(b, SB_COPY_BLOCKED, SB_COPY_RULE_NOT_AUTHORIZED);
 
     u = keep_all();
     u.auth = SB_AUTH_AUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     EXPECT_COPY(b, SB_COPY_WRITE_CLEAR, SB_COPY_RULE_PASTEBOARD_AUTHORIZED);
     CHECK(paste_equals(b, SB_TYPE_TEXT, "secret plan"));
 
     u = keep_all();
     u.pasteboard = SB_PASTEBOARD_UNAUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    sb_update_outcome o;
+    CHECK_STATUS(sb_broker_apply(b, &u, &o), SB_OK);
     CHECK(s.pasteboard_changed == 1);
+    CHECK(o.acknowledgment_count == 1 && o.acknowledgments[0].kind == SB_ACK_PASTEBOARD &&
+          o.acknowledgments[0].state == SB_POLICY_STATE_APPLIED);
     int before = s.blocked_copy;
     sb_copy_result r;
     const char other[] = "other";
@@ -320,7 +323,7 @@ static void test_copy_table(void) {
 
     u = keep_all();
     u.pasteboard = SB_PASTEBOARD_SECURE_COPY;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     EXPECT_COPY(b, SB_COPY_WRITE_SEALED, SB_COPY_RULE_SECURE_COPY);
     CHECK(paste_equals(b, SB_TYPE_TEXT, "secret plan")); /* this app holds the keys */
 
@@ -339,7 +342,7 @@ static void test_copy_table(void) {
     CHECK_STATUS(sb_broker_set_secure_services(b, SB_SECURE_SERVICES_AVAILABLE), SB_OK);
     u = keep_all();
     u.pasteboard = SB_PASTEBOARD_AUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     EXPECT_COPY(b, SB_COPY_WRITE_CLEAR, SB_COPY_RULE_PASTEBOARD_AUTHORIZED);
     CHECK_STATUS(sb_broker_retire(b, NULL), SB_OK);
     sb_item *gone = NULL;
@@ -377,7 +380,7 @@ static void test_other_actions(void) {
     u.open_in = SB_OPEN_IN_UNAUTHORIZED;
     u.print = SB_PRINT_UNAUTHORIZED;
     u.drag_and_drop = SB_DRAG_AND_DROP_APPCONNECT_APPS;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     CHECK_STATUS(sb_print(b, &d), SB_OK);
     CHECK(d.allowed == 0 && d.rule == SB_RULE_PRINT_UNAUTHORIZED);
     int before = s.blocked_open_in;
@@ -405,7 +408,17 @@ static void test_other_actions(void) {
 /* Optional callbacks left NULL and a minimal table: the library must not call through NULL. */
 static void minimal_ready(void *u) { (void)u; }
 static void minimal_auth(void *u, int32_t st, const char *m, sb_acknowledgment *ack) {
-    (void)u; (void)st; (void)m; (void)ack;
+    (void)u; (void)st; (void)m;
+    if (strcmp(m, "answer unsupported") == 0) ack->state = SB_POLICY_STATE_UNSUPPORTED;
+    if (strcmp(m, "answer 9") == 0) ack->state = 9;
+}
+
+/* The acknowledgment of `kind` in `o`, or -1. */
+static int32_t ack_state(const sb_update_outcome *o, int32_t kind) {
+    for (uint32_t i = 0; i < o->acknowledgment_count; i++) {
+        if (o->acknowledgments[i].kind == kind) return o->acknowledgments[i].state;
+    }
+    return -1;
 }
 
 static void test_callbacks_table(void) {
@@ -426,7 +439,7 @@ static void test_callbacks_table(void) {
     sb_policy_update u = keep_all();
     u.auth = SB_AUTH_AUTHORIZED;
     u.pasteboard = SB_PASTEBOARD_UNAUTHORIZED;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
     u = keep_all();
     u.pasteboard = SB_PASTEBOARD_AUTHORIZED; /* acknowledged as unsupported: no callback set */
     u.open_in = SB_OPEN_IN_AUTHORIZED;
@@ -437,7 +450,28 @@ static void test_callbacks_table(void) {
     u.replace_config = 1;
     u.config = cfg;
     u.config_count = 2;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_OK);
+    sb_update_outcome o;
+    memset(&o, 0xff, sizeof o);
+    CHECK_STATUS(sb_broker_apply(b, &u, &o), SB_OK);
+    /* The optional callbacks left NULL are acknowledged unsupported, as the Swift defaults do;
+     * the required auth callback's answer (preset: applied) is reported as given. */
+    CHECK(o.wiped == 0 && o.acknowledgment_count == 5);
+    CHECK(ack_state(&o, SB_ACK_AUTH) == SB_POLICY_STATE_APPLIED);
+    CHECK(ack_state(&o, SB_ACK_CONFIG) == SB_POLICY_STATE_UNSUPPORTED);
+    CHECK(ack_state(&o, SB_ACK_OPEN_IN) == SB_POLICY_STATE_UNSUPPORTED);
+    CHECK(ack_state(&o, SB_ACK_PASTEBOARD) == SB_POLICY_STATE_UNSUPPORTED);
+    CHECK(ack_state(&o, SB_ACK_PRINT) == SB_POLICY_STATE_UNSUPPORTED);
+    CHECK(ack_state(&o, SB_ACK_SECURE_FILE_IO) == -1); /* unchanged: not announced */
+    /* An authorization change may not be answered unsupported: reported as an error. */
+    u = keep_all();
+    u.auth_message = "answer unsupported";
+    CHECK_STATUS(sb_broker_apply(b, &u, &o), SB_OK);
+    CHECK(o.acknowledgment_count == 1 && ack_state(&o, SB_ACK_AUTH) == SB_POLICY_STATE_ERROR);
+    u.auth_message = "answer 9"; /* an unknown state is reported as an error */
+    CHECK_STATUS(sb_broker_apply(b, &u, &o), SB_OK);
+    CHECK(o.acknowledgment_count == 1 && ack_state(&o, SB_ACK_AUTH) == SB_POLICY_STATE_ERROR);
+    u.auth_message = "welcome";
+    CHECK_STATUS(sb_broker_apply(b, &u, &o), SB_OK);
     sb_copy_result r;
     CHECK_STATUS(sb_copy(b, SB_TYPE_TEXT, (const uint8_t *)"x", 1, &r), SB_OK);
     sb_policy *p = NULL;
@@ -475,7 +509,7 @@ static void test_bad_input(void) {
     CHECK_STATUS(sb_decide_open_in(NULL, "a", 0, &d), SB_ERR_NULL_ARGUMENT);
     CHECK(d.allowed == 7 && d.rule == 7 && d.generation == 7);
     CHECK_STATUS(sb_broker_start(NULL, NULL), SB_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(sb_broker_apply(NULL, NULL), SB_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(sb_broker_apply(NULL, NULL, NULL), SB_ERR_NULL_ARGUMENT);
     CHECK_STATUS(sb_print(NULL, &d), SB_ERR_NULL_ARGUMENT);
     CHECK_STATUS(sb_compose_mail(NULL, &d), SB_ERR_NULL_ARGUMENT);
     CHECK_STATUS(sb_drag_and_drop(NULL, "a", &d), SB_ERR_NULL_ARGUMENT);
@@ -546,20 +580,20 @@ static void test_bad_input(void) {
 
     sb_policy_update u = keep_all();
     u.auth = 7;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_INVALID_ARGUMENT);
     u = keep_all();
     u.open_in = SB_OPEN_IN_WHITELIST;
     u.open_in_whitelist_count = 5000;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_ERR_TOO_LARGE);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_TOO_LARGE);
     u.open_in_whitelist_count = 1;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_NULL_ARGUMENT);
     const char *bad_wl[] = {"ok", "\xff"};
     u.open_in_whitelist = bad_wl;
     u.open_in_whitelist_count = 2;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_ERR_INVALID_UTF8);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_INVALID_UTF8);
     u = keep_all();
     u.struct_size = 4;
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_INVALID_ARGUMENT);
     EXPECT_OPEN_IN(b, "anything", 0, 1, SB_RULE_OPEN_IN_AUTHORIZED); /* nothing changed */
     CHECK_STATUS(sb_broker_set_secure_services(b, 5), SB_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(sb_broker_update_device(b, NULL, 0, 0, NULL, 0), SB_ERR_NULL_ARGUMENT);
@@ -573,7 +607,7 @@ static void test_bad_input(void) {
     b = NULL;
     CHECK_STATUS(sb_broker_create_embedded("com.acme.fresh", &b), SB_OK);
     u = keep_all();
-    CHECK_STATUS(sb_broker_apply(b, &u), SB_ERR_NOT_STARTED);
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_NOT_STARTED);
     CHECK_STATUS(sb_broker_retire(b, NULL), SB_ERR_NOT_STARTED);
     CHECK_STATUS(sb_policy_get(b, &p), SB_ERR_NOT_READY);
     CHECK(p == (sb_policy *)0x7);

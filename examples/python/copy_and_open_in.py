@@ -92,7 +92,7 @@ def load(path):
         "sb_broker_create_embedded": [c_char_p, ctypes.POINTER(c_void_p)],
         "sb_broker_attach": [c_char_p, ctypes.POINTER(Callbacks), ctypes.POINTER(c_void_p)],
         "sb_broker_start": [c_void_p, ctypes.POINTER(Callbacks)],
-        "sb_broker_apply": [c_void_p, ctypes.POINTER(PolicyUpdate)],
+        "sb_broker_apply": [c_void_p, ctypes.POINTER(PolicyUpdate), c_void_p],
         "sb_broker_destroy": [c_void_p],
         "sb_copy": [c_void_p, c_char_p, ctypes.c_char_p, c_size_t, ctypes.POINTER(CopyResult)],
         "sb_paste": [c_void_p, ctypes.POINTER(ctypes.POINTER(Item))],
@@ -147,7 +147,7 @@ def main():
                               open_in=SB_OPEN_IN_WHITELIST, open_in_whitelist=whitelist, open_in_whitelist_count=1,
                               pasteboard=SB_PASTEBOARD_SECURE_COPY, print=SB_KEEP, secure_file_io=SB_KEEP,
                               log_level=SB_KEEP, drag_and_drop=SB_KEEP, managed_browser_required=SB_KEEP)
-        check("apply", lib.sb_broker_apply(broker, ctypes.byref(update)))
+        check("apply", lib.sb_broker_apply(broker, ctypes.byref(update), None))
     else:
         socket = args.socket.encode() if args.socket else None
         check("attach", lib.sb_broker_attach(socket, ctypes.byref(callbacks), ctypes.byref(broker)))
