@@ -17,7 +17,7 @@ FUZZ_TARGETS = \
 	FuzzSecureFile \
 	FuzzSealedSet
 
-PHONY_CAPI = install capi-check
+PHONY_CAPI = install capi-check capi-bench
 .PHONY: $(PHONY_CAPI) deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing; libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
@@ -156,6 +156,14 @@ install: deps
 # against capi/exported-symbols.txt.
 capi-check: deps
 	SWIFT="$(SWIFT)" scripts/capi-check.sh
+
+# An Open In decision and a 64 B SecureCopy copy through the C interface (called from C) against
+# the same calls from Swift, in one process, rounds interleaved (Benchmarks/Sources/capi-bench;
+# the goal is at most 1.10x). Release builds; not part of CI (timing).
+capi-bench: deps
+	$(SWIFT) build -c release --product sharebroker-c
+	ln -sf libsharebroker-c.so "$$($(SWIFT) build -c release --show-bin-path)/libsharebroker.so.1"
+	cd Benchmarks && $(SWIFT) build -c release --product capi-bench && "$$($(SWIFT) build -c release --show-bin-path)/capi-bench"
 
 clean:
 	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results*

@@ -34,7 +34,8 @@ private func item(type: UnsafePointer<CChar>?, bytes: UnsafePointer<UInt8>?, len
     guard length >= 0, length <= EnvelopeFormat.maxPlaintextSize else {
         throw CFailure(SB_ERR_TOO_LARGE, "\(argument) is larger than the \(EnvelopeFormat.maxPlaintextSize)-byte limit; nothing was written")
     }
-    let type = try string(type, "\(argument).type")
+    // The common type without a new String: the library's own constant.
+    let type = type.map { strcmp($0, textTypeCString[0]) == 0 } == true ? PasteboardItem.textType : try string(type, "\(argument).type")
     guard !type.isEmpty, type.utf8.count <= EnvelopeFormat.maxItemTypeLength else {
         throw CFailure(SB_ERR_INVALID_ARGUMENT,
                        "\(argument).type must be 1 to \(EnvelopeFormat.maxItemTypeLength) bytes of UTF-8; nothing was written")
@@ -46,11 +47,24 @@ private func item(type: UnsafePointer<CChar>?, bytes: UnsafePointer<UInt8>?, len
     return PasteboardItem(type: type, bytes: Array(UnsafeBufferPointer(start: bytes, count: length)))
 }
 
+/// SB_TYPE_TEXT as a C string.
+private let textTypeCString = StaticNames([PasteboardItem.textType], unknown: "")
+
 /// Copies, mapping errors and the result.
 private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
+    try copy(outResult) { () throws(ClipboardError) in try box.broker.copy(items) }
+}
+
+/// Copies one item (no array of one), mapping errors and the result.
+private func copy(_ box: BrokerBox, _ item: PasteboardItem, _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
+    try copy(outResult) { () throws(ClipboardError) in try box.broker.copy(item) }
+}
+
+private func copy(_ outResult: UnsafeMutablePointer<sb_copy_result>?,
+                  _ body: () throws(ClipboardError) -> CopyResult) throws(CFailure) {
     let result: CopyResult
     do throws(ClipboardError) {
-        result = try items.count == 1 ? box.broker.copy(items[0]) : box.broker.copy(items)
+        result = try body()
     } catch {
         switch error {
         case .itemTooLarge: throw CFailure(SB_ERR_TOO_LARGE, "\(error)")
@@ -74,7 +88,7 @@ public func sb_copy(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ b
                     _ outResult: UnsafeMutablePointer<sb_copy_result>?) -> sb_status {
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
-            try copy(box, [try item(type: type, bytes: bytes, length: length, "item")], outResult)
+            try copy(box, try item(type: type, bytes: bytes, length: length, "item"), outResult)
         }
     }
 }

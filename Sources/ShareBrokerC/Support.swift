@@ -114,6 +114,61 @@ func string(_ pointer: UnsafePointer<CChar>?, _ argument: String) throws(CFailur
     return value
 }
 
+/// The last target string this thread decided on, as bytes and as the String made of them: a
+/// thread asking about the same target again (a menu enabling its items, a benchmark) skips the
+/// UTF-8 validation and the allocation of a new String, and borrows it without reference
+/// counting. Immutable: a different target replaces the whole object. Target ids are not secrets.
+private final class TargetCache {
+    let bytes: UnsafeMutablePointer<CChar>
+    let length: Int
+    let string: String
+
+    init?(_ pointer: UnsafePointer<CChar>, length: Int, string: String) {
+        guard let memory = malloc(max(length, 1)) else { return nil }
+        bytes = memory.bindMemory(to: CChar.self, capacity: max(length, 1))
+        memcpy(bytes, pointer, length)
+        self.length = length
+        self.string = string
+    }
+
+    deinit { free(bytes) }
+}
+
+/// The per-thread key of the ``TargetCache`` (released at thread exit).
+private let targetCacheKey: pthread_key_t = {
+    var key = pthread_key_t()
+    _ = pthread_key_create(&key) { pointer in
+        if let pointer { Unmanaged<TargetCache>.fromOpaque(pointer).release() }
+    }
+    return key
+}()
+
+/// Calls `body` with the caller's target id, validated, through this thread's ``TargetCache``.
+@inline(__always)
+func withTargetString<R>(_ pointer: UnsafePointer<CChar>?, _ argument: String,
+                         _ body: (String) throws(CFailure) -> R) throws(CFailure) -> R {
+    guard let pointer else { throw .null(argument) }
+    let length = strlen(pointer)
+    let previous = pthread_getspecific(targetCacheKey)
+    if let previous {
+        let hit = Unmanaged<TargetCache>.fromOpaque(previous)._withUnsafeGuaranteedRef { cache -> Result<R, CFailure>? in
+            guard cache.length == length, memcmp(cache.bytes, pointer, length) == 0 else { return nil }
+            do throws(CFailure) {
+                return .success(try body(cache.string))
+            } catch {
+                return .failure(error)
+            }
+        }
+        if let hit { return try hit.get() }
+    }
+    let value = try string(pointer, argument)
+    if let cache = TargetCache(pointer, length: length, string: value) {
+        _ = pthread_setspecific(targetCacheKey, Unmanaged.passRetained(cache).toOpaque())
+        if let previous { Unmanaged<TargetCache>.fromOpaque(previous).release() }
+    }
+    return try body(value)
+}
+
 /// The most entries a list argument (whitelist, config, schemes) may have.
 let maxListCount = 4096
 
@@ -227,7 +282,15 @@ final class BrokerBox: Sendable {
     @inline(__always)
     static func with<T>(_ handle: OpaquePointer?, _ body: (BrokerBox) throws(CFailure) -> T) throws(CFailure) -> T {
         guard let handle else { throw .null("broker") }
-        return try body(Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue())
+        // The caller's handle keeps the box alive for the call: no retain and release per call.
+        let result = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box -> Result<T, CFailure> in
+            do throws(CFailure) {
+                return .success(try body(box))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// Throws unless this is an embedded broker (the calls that play the server).

@@ -58,10 +58,11 @@ public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<
                               _ outDecision: UnsafeMutablePointer<sb_decision>?) -> sb_status {
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
-            let target = try string(target, "target")
             let via = try channel(channelCode)
-            guard let outDecision else { throw .null("out_decision") }
-            outDecision.pointee = box.broker.decideOpenIn(target: target, via: via).c
+            try withTargetString(target, "target") { target throws(CFailure) in
+                guard let outDecision else { throw .null("out_decision") }
+                outDecision.pointee = box.broker.decideOpenIn(target: target, via: via).c
+            }
         }
     }
 }

@@ -2,8 +2,7 @@
 // (libsharebroker, called from C) against the same calls from Swift, in the same run, rounds
 // interleaved; prints the medians and the ratios (the goal: at most 1.10x).
 //
-//   swift build -c release --product sharebroker-c                  # at the root, first
-//   cd Benchmarks && swift run -c release capi-bench
+//   make capi-bench     (at the root: builds libsharebroker-c.so in release first)
 import CCapiBench
 import Glibc
 import ShareBroker
@@ -39,6 +38,7 @@ let target = ["com", "acme", "documentviewer"].joined(separator: ".")
 let item = PasteboardItem(type: PasteboardItem.textType, bytes: (0..<64).map { UInt8(97 + $0 % 26) })
 var sink = 0
 
+@MainActor
 func swiftOpenIn(_ iterations: Int) -> Double {
     let start = nowNanoseconds()
     for _ in 0..<iterations {
@@ -47,6 +47,7 @@ func swiftOpenIn(_ iterations: Int) -> Double {
     return (nowNanoseconds() - start) / Double(iterations)
 }
 
+@MainActor
 func swiftCopy(_ iterations: Int) -> Double {
     let start = nowNanoseconds()
     for _ in 0..<iterations {
