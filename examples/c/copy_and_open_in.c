@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
         const char *whitelist[] = {allowed};
         update.open_in_whitelist = whitelist;
         update.open_in_whitelist_count = 1;
-        if ((status = sb_broker_apply(broker, &update)) != SB_OK) return fail("apply", status, NULL);
+        if ((status = sb_broker_apply(broker, &update, NULL)) != SB_OK) return fail("apply", status);
     } else {
         const char *socket = NULL;
         int i = 1;
