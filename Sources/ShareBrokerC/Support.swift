@@ -124,9 +124,10 @@ private final class TargetCache {
     let string: String
 
     init?(_ pointer: UnsafePointer<CChar>, length: Int, string: String) {
-        guard let memory = malloc(max(length, 1)) else { return nil }
-        bytes = memory.bindMemory(to: CChar.self, capacity: max(length, 1))
+        guard let memory = malloc(length + 1) else { return nil }
+        bytes = memory.bindMemory(to: CChar.self, capacity: length + 1)
         memcpy(bytes, pointer, length)
+        bytes[length] = 0
         self.length = length
         self.string = string
     }
@@ -142,6 +143,19 @@ private let targetCacheKey: pthread_key_t = {
     }
     return key
 }()
+
+/// The fast path of a repeated target: calls `body` with this thread's cached String when
+/// `pointer` holds the same bytes (and returns true), else returns false without calling it.
+@inline(__always)
+func withCachedTargetString(_ pointer: UnsafePointer<CChar>, _ body: (String) -> Void) -> Bool {
+    guard let cached = pthread_getspecific(targetCacheKey) else { return false }
+    return Unmanaged<TargetCache>.fromOpaque(cached)._withUnsafeGuaranteedRef { cache in
+        // The cached bytes end with a NUL: strncmp stops at the caller's NUL, never past it.
+        guard strncmp(cache.bytes, pointer, cache.length + 1) == 0 else { return false }
+        body(cache.string)
+        return true
+    }
+}
 
 /// Calls `body` with the caller's target id, validated, through this thread's ``TargetCache``.
 @inline(__always)

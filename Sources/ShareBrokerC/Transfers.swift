@@ -53,9 +53,35 @@ private func channel(_ code: Int32) throws(CFailure) -> TransferChannel {
     }
 }
 
+/// The channel of a valid SB_CHANNEL_* code, or `nil`.
+@inline(__always)
+private func knownChannel(_ code: Int32) -> TransferChannel? {
+    switch code {
+    case SB_CHANNEL_DOCUMENT_INTERACTION: .documentInteraction
+    case SB_CHANNEL_PREVIEW_CONTROLLER: .previewController
+    case SB_CHANNEL_ACTIVITY_SHEET: .activitySheet
+    default: nil
+    }
+}
+
 @_cdecl("sb_decide_open_in")
 public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ channelCode: Int32,
                               _ outDecision: UnsafeMutablePointer<sb_decision>?) -> sb_status {
+    // The fast path: valid arguments and the thread's last target again. Anything else takes the
+    // checked path below, which gives the same answer or the error.
+    if let handle, let target, let outDecision, let via = knownChannel(channelCode) {
+        let decided = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
+            withCachedTargetString(target) { target in
+                outDecision.pointee = box.broker.decideOpenIn(target: target, via: via).c
+            }
+        }
+        if decided { return SB_OK }
+    }
+    return decideOpenInChecked(handle, target, channelCode, outDecision)
+}
+
+private func decideOpenInChecked(_ handle: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ channelCode: Int32,
+                                 _ outDecision: UnsafeMutablePointer<sb_decision>?) -> sb_status {
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             let via = try channel(channelCode)
