@@ -52,12 +52,12 @@ grep -q "open in org.example.chat: dummy" "$work/example.out"
 
 step "the C test suite"
 # shellcheck disable=SC2086
-gcc -std=c11 -Wall -Wextra -Werror -g $cflags Tests/CAPI/test_capi.c $libs -o "$work/test_capi"
+gcc -std=c11 -Wall -Wextra -Werror -g -pthread $cflags Tests/CAPI/test_capi.c $libs -o "$work/test_capi"
 "$work/test_capi"
 
 step "the C test suite under AddressSanitizer and LeakSanitizer (ownership: no leak, no double free)"
 # shellcheck disable=SC2086
-gcc -std=c11 -Wall -Wextra -Werror -g -fsanitize=address -fno-omit-frame-pointer $cflags Tests/CAPI/test_capi.c $libs \
+gcc -std=c11 -Wall -Wextra -Werror -g -pthread -fsanitize=address -fno-omit-frame-pointer $cflags Tests/CAPI/test_capi.c $libs \
     -o "$work/test_capi_asan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$PWD/scripts/sanitizers/capi-lsan.supp \
     "$work/test_capi_asan"

@@ -7,6 +7,7 @@
  */
 #include <sharebroker.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -614,12 +615,92 @@ static void test_bad_input(void) {
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
 
+/* Several threads on one broker: decisions (each thread alternating targets, so the per-thread
+ * target cache misses and hits), copies and pastes, and per-thread error messages. */
+typedef struct worker {
+    sb_broker *broker;
+    int index;
+    int wrong;       /* answers that differ from the table */
+    int message_ok;  /* this thread's last error message is its own */
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    const char *targets[] = {"org.example.sheets", "org.example.chat", "com.apple.mobilemail"};
+    const int allowed[] = {1, 0, 0};
+    for (int i = 0; i < 20000; i++) {
+        int t = (i / (1 + w->index)) % 3;
+        sb_decision d;
+        if (sb_decide_open_in(w->broker, targets[t], SB_CHANNEL_DOCUMENT_INTERACTION, &d) != SB_OK || d.allowed != allowed[t])
+            w->wrong++;
+        if (i % 500 == 0) {
+            char text[32];
+            int n = snprintf(text, sizeof text, "thread %d item %d", w->index, i);
+            sb_copy_result r;
+            if (sb_copy(w->broker, SB_TYPE_TEXT, (const uint8_t *)text, (size_t)n, &r) != SB_OK || r.action != SB_COPY_WRITE_SEALED)
+                w->wrong++;
+            sb_item *item = NULL;
+            if (sb_paste(w->broker, &item) != SB_OK || item == NULL || item->length == 0) w->wrong++;
+            sb_item_free(item);
+        }
+    }
+    /* Each thread fails differently and reads its own message. */
+    sb_decision d;
+    if (w->index % 2 == 0) {
+        sb_decide_open_in(w->broker, NULL, 0, &d);
+        w->message_ok = strstr(sb_last_error_message(), "target is NULL") != NULL;
+    } else {
+        sb_decide_open_in(w->broker, "bad\xff", 0, &d);
+        w->message_ok = strstr(sb_last_error_message(), "not valid UTF-8") != NULL;
+    }
+    return NULL;
+}
+
+static void test_threads(void) {
+    seen s;
+    sb_broker *b = ready_broker(&s);
+    if (b == NULL) return;
+    const char *wl[] = {"org.example.sheets"};
+    sb_policy_update u = keep_all();
+    u.open_in = SB_OPEN_IN_WHITELIST;
+    u.open_in_whitelist = wl;
+    u.open_in_whitelist_count = 1;
+    u.pasteboard = SB_PASTEBOARD_SECURE_COPY;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+    enum { N = 4 };
+    pthread_t threads[N];
+    worker workers[N];
+    for (int i = 0; i < N; i++) {
+        workers[i] = (worker){b, i, 0, 0};
+        CHECK(pthread_create(&threads[i], NULL, work, &workers[i]) == 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(threads[i], NULL);
+        CHECK(workers[i].wrong == 0);
+        CHECK(workers[i].message_ok == 1);
+    }
+    /* The main thread's cached target is not another thread's: a new policy is seen at once. */
+    EXPECT_OPEN_IN(b, "org.example.sheets", 0, 1, SB_RULE_IN_WHITELIST);
+    u = keep_all();
+    u.open_in = SB_OPEN_IN_UNAUTHORIZED;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+    EXPECT_OPEN_IN(b, "org.example.sheets", 0, 0, SB_RULE_OPEN_IN_UNAUTHORIZED);
+    /* The cached target does not bypass the checks of the other arguments. */
+    sb_decision d = {7, 7, 7};
+    CHECK_STATUS(sb_decide_open_in(b, "org.example.sheets", 3, &d), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_decide_open_in(b, "org.example.sheets", 0, NULL), SB_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(sb_decide_open_in(NULL, "org.example.sheets", 0, &d), SB_ERR_NULL_ARGUMENT);
+    CHECK(d.allowed == 7 && d.rule == 7);
+    CHECK_STATUS(sb_broker_destroy(b), SB_OK);
+}
+
 int main(void) {
     test_bad_input();
     test_open_in_table();
     test_copy_table();
     test_other_actions();
     test_callbacks_table();
+    test_threads();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
