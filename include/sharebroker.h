@@ -543,6 +543,59 @@ sb_status sb_paste(sb_broker *broker, sb_item **out_item);
 /* Zeroes and releases an item from sb_paste. NULL: no-op. */
 void sb_item_free(sb_item *item);
 
+/* ---- Identity and web views ---------------------------------------------------------------- */
+
+/* Whose content the user is looking at. */
+#define SB_IDENTITY_MANAGED 0
+#define SB_IDENTITY_UNMANAGED 1
+
+/* The app switched accounts: decisions made after this call use the new identity (content of an
+ * unmanaged identity is not restricted). No callback. Errors: SB_ERR_NULL_ARGUMENT,
+ * SB_ERR_INVALID_ARGUMENT (identity), SB_ERR_NOT_STARTED, SB_ERR_CALLBACK_REENTRY. */
+sb_status sb_broker_set_identity(sb_broker *broker, int32_t identity);
+
+/* A viewer's own policy (Intune's IntuneMAMWebViewPolicy raw values). */
+#define SB_WEBVIEW_UNSET 0                          /* inherit from the nearest ancestor */
+#define SB_WEBVIEW_UNMANAGED 1                      /* its content counts as unmanaged */
+#define SB_WEBVIEW_CURRENT_IDENTITY 2               /* its content is the current identity's */
+#define SB_WEBVIEW_CURRENT_IDENTITY_BLOCK_UPLOAD 3  /* and, while managed, no uploads or pastes */
+
+/* Declares a viewer (a web view or a container) `id`, under `parent` (NULL: a root when new, else
+ * where it is) with its own `policy` (SB_WEBVIEW_* or SB_KEEP). Errors: SB_ERR_NULL_ARGUMENT,
+ * SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (policy, or a parent that is the node or under
+ * it), SB_ERR_TOO_LARGE (the hierarchy is full). Nothing changes on error. Any thread. */
+sb_status sb_webview_declare(sb_broker *broker, const char *id, const char *parent, int32_t policy);
+
+/* A web view's effective identity now (caller's storage). */
+typedef struct sb_webview_resolution {
+    int32_t identity;                /* SB_IDENTITY_*: whose content the web view shows */
+    int32_t blocks_upload_and_paste; /* 1: no file uploads or pastes into the page */
+    int32_t policy;                  /* the effective SB_WEBVIEW_* (UNSET when nothing decided) */
+} sb_webview_resolution;
+
+/* Resolves the web view `id` under the current identity. Errors: SB_ERR_NULL_ARGUMENT,
+ * SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (a web view never declared). Any thread. */
+sb_status sb_webview_resolve(const sb_broker *broker, const char *id, sb_webview_resolution *out_resolution);
+
+/* sb_copy of content shown in the web view `webview`: its effective identity decides whether the
+ * content is managed. Errors as sb_copy, and SB_ERR_INVALID_ARGUMENT for an undeclared web view. */
+sb_status sb_copy_from_webview(sb_broker *broker, const char *webview, const char *type, const uint8_t *bytes,
+                               size_t length, sb_copy_result *out_result);
+
+/* ---- Erasers (what a retire wipes) ----------------------------------------------------------- */
+
+/* Erases what the app holds under this eraser (idempotent: finding nothing is success). Returns 0
+ * on success, any other value when something could not be erased (reported in the wipe report,
+ * as the step's failure; never content). Called during a retire, on the retiring thread, as a
+ * policy-change callback (see Threading). */
+typedef int32_t (*sb_eraser_fn)(void *user_data);
+
+/* Registers an eraser named `name` (a short, stable step name for the wipe journal, never
+ * content; erasers sharing a name run as one step) that a retire calls. Register every eraser
+ * before sb_broker_start. Errors: SB_ERR_NULL_ARGUMENT (broker, name, erase),
+ * SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (empty name), SB_ERR_CALLBACK_REENTRY. */
+sb_status sb_broker_register_eraser(sb_broker *broker, const char *name, sb_eraser_fn erase, void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,8 +56,21 @@ private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: Unsa
 }
 
 /// Copies one item (no array of one), mapping errors and the result.
-private func copy(_ box: BrokerBox, _ item: PasteboardItem, _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
-    try copy(outResult) { () throws(ClipboardError) in try box.broker.copy(item) }
+private func copy(_ box: BrokerBox, _ item: PasteboardItem, fromWebView webView: String? = nil,
+                  _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
+    try copy(outResult) { () throws(ClipboardError) in try box.broker.copy(item, fromWebView: webView) }
+}
+
+@_cdecl("sb_copy_from_webview")
+public func sb_copy_from_webview(_ handle: OpaquePointer?, _ webView: UnsafePointer<CChar>?, _ type: UnsafePointer<CChar>?,
+                                 _ bytes: UnsafePointer<UInt8>?, _ length: Int,
+                                 _ outResult: UnsafeMutablePointer<sb_copy_result>?) -> sb_status {
+    guarded { () throws(CFailure) in
+        try BrokerBox.with(handle) { box throws(CFailure) in
+            let webView = try string(webView, "webview")
+            try copy(box, try item(type: type, bytes: bytes, length: length, "item"), fromWebView: webView, outResult)
+        }
+    }
 }
 
 private func copy(_ outResult: UnsafeMutablePointer<sb_copy_result>?,

@@ -694,6 +694,88 @@ static void test_threads(void) {
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
 
+/* Web views, identity and erasers. */
+typedef struct erasers_seen {
+    int calls;
+    sb_broker *broker;
+    sb_status apply_inside;
+} erasers_seen;
+
+static int32_t count_eraser(void *user_data) {
+    erasers_seen *e = user_data;
+    e->calls++;
+    sb_policy_update u = keep_all();
+    e->apply_inside = sb_broker_apply(e->broker, &u, NULL);
+    return 0;
+}
+
+static int32_t failing_eraser(void *user_data) {
+    ((erasers_seen *)user_data)->calls++;
+    return 5;
+}
+
+static void test_webviews_identity_erasers(void) {
+    erasers_seen e = {0, NULL, SB_OK};
+    seen s;
+    memset(&s, 0, sizeof s);
+    sb_broker *b = NULL;
+    CHECK_STATUS(sb_broker_create_embedded("com.acme.browser", &b), SB_OK);
+    e.broker = b;
+    s.broker = b;
+    CHECK_STATUS(sb_broker_register_eraser(b, "app.cache", count_eraser, &e), SB_OK);
+    CHECK_STATUS(sb_broker_register_eraser(b, "app.tokens", failing_eraser, &e), SB_OK);
+    CHECK_STATUS(sb_broker_register_eraser(b, "", count_eraser, &e), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_broker_register_eraser(b, "x", NULL, &e), SB_ERR_NULL_ARGUMENT);
+    sb_callbacks cb = callbacks_for(&s);
+    CHECK_STATUS(sb_broker_start(b, &cb), SB_OK);
+    sb_policy_update u = keep_all();
+    u.auth = SB_AUTH_AUTHORIZED;
+    u.pasteboard = SB_PASTEBOARD_UNAUTHORIZED;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+
+    CHECK_STATUS(sb_webview_declare(b, "tabs", NULL, SB_WEBVIEW_CURRENT_IDENTITY_BLOCK_UPLOAD), SB_OK);
+    CHECK_STATUS(sb_webview_declare(b, "tab1", "tabs", SB_KEEP), SB_OK);
+    CHECK_STATUS(sb_webview_declare(b, "personal", NULL, SB_WEBVIEW_UNMANAGED), SB_OK);
+    CHECK_STATUS(sb_webview_declare(b, "tabs", "tab1", SB_KEEP), SB_ERR_INVALID_ARGUMENT); /* a cycle */
+    CHECK_STATUS(sb_webview_declare(b, "x", NULL, 9), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_webview_declare(b, "\xff", NULL, SB_KEEP), SB_ERR_INVALID_UTF8);
+    sb_webview_resolution r = {7, 7, 7};
+    CHECK_STATUS(sb_webview_resolve(b, "nowhere", &r), SB_ERR_INVALID_ARGUMENT);
+    CHECK(r.identity == 7);
+    CHECK_STATUS(sb_webview_resolve(b, "tab1", &r), SB_OK);
+    CHECK(r.identity == SB_IDENTITY_MANAGED && r.blocks_upload_and_paste == 1 && r.policy == SB_WEBVIEW_CURRENT_IDENTITY_BLOCK_UPLOAD);
+    CHECK_STATUS(sb_webview_resolve(b, "personal", &r), SB_OK);
+    CHECK(r.identity == SB_IDENTITY_UNMANAGED && r.blocks_upload_and_paste == 0);
+
+    /* Unmanaged content is not restricted; managed content follows the pasteboard policy. */
+    sb_copy_result c;
+    CHECK_STATUS(sb_copy_from_webview(b, "personal", SB_TYPE_TEXT, (const uint8_t *)"p", 1, &c), SB_OK);
+    CHECK(c.action == SB_COPY_WRITE_CLEAR && c.rule == SB_COPY_RULE_UNMANAGED_CONTENT);
+    CHECK_STATUS(sb_copy_from_webview(b, "tab1", SB_TYPE_TEXT, (const uint8_t *)"m", 1, &c), SB_OK);
+    CHECK(c.action == SB_COPY_BLOCKED && c.rule == SB_COPY_RULE_PASTEBOARD_UNAUTHORIZED);
+    CHECK_STATUS(sb_copy_from_webview(b, "nowhere", SB_TYPE_TEXT, (const uint8_t *)"m", 1, &c), SB_ERR_INVALID_ARGUMENT);
+    CHECK(paste_equals(b, SB_TYPE_TEXT, "p"));
+    CHECK_STATUS(sb_broker_set_identity(b, SB_IDENTITY_UNMANAGED), SB_OK);
+    CHECK_STATUS(sb_copy(b, SB_TYPE_TEXT, (const uint8_t *)"u", 1, &c), SB_OK);
+    CHECK(c.action == SB_COPY_WRITE_CLEAR && c.rule == SB_COPY_RULE_UNMANAGED_CONTENT);
+    CHECK_STATUS(sb_broker_set_identity(b, SB_IDENTITY_MANAGED), SB_OK);
+    CHECK_STATUS(sb_copy(b, SB_TYPE_TEXT, (const uint8_t *)"m", 1, &c), SB_OK);
+    CHECK(c.action == SB_COPY_BLOCKED);
+    CHECK_STATUS(sb_broker_set_identity(b, 4), SB_ERR_INVALID_ARGUMENT);
+
+    /* A retire runs the app's erasers (a failing one does not stop the retire); inside an eraser
+     * the calls that need the update lock are refused. */
+    sb_update_outcome o;
+    u = keep_all();
+    u.auth = SB_AUTH_RETIRED;
+    CHECK_STATUS(sb_broker_apply(b, &u, &o), SB_OK);
+    CHECK(o.wiped == 1);
+    CHECK(e.calls == 2);
+    CHECK(e.apply_inside == SB_ERR_CALLBACK_REENTRY);
+    CHECK(s.last_auth == SB_AUTH_RETIRED);
+    CHECK_STATUS(sb_broker_destroy(b), SB_OK);
+}
+
 int main(void) {
     test_bad_input();
     test_open_in_table();
@@ -701,6 +783,7 @@ int main(void) {
     test_other_actions();
     test_callbacks_table();
     test_threads();
+    test_webviews_identity_erasers();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
