@@ -82,14 +82,14 @@ public func sb_broker_destroy(_ handle: OpaquePointer?) -> sb_status {
 }
 
 @_cdecl("sb_broker_app_id")
-public func sb_broker_app_id(_ handle: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int,
+public func sb_broker_app_id(_ handle: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: UInt,
                              _ outLength: UnsafeMutablePointer<Int>?) -> sb_status {
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             var id = box.broker.appID
             let length = id.utf8.count
             outLength?.pointee = length
-            guard let buffer, capacity > length else {
+            guard let buffer, capacity > UInt(length) else {
                 throw CFailure(SB_ERR_TOO_LARGE, "the app id needs \(length + 1) bytes with its NUL; pass a buffer that large")
             }
             id.withUTF8 { utf8 in
@@ -114,7 +114,7 @@ where T.RawValue == Int32 {
 
 /// The caller's config entries.
 private func config(_ entries: UnsafePointer<sb_config_entry>?, count: Int, _ argument: String) throws(CFailure) -> [String: String] {
-    guard count <= maxListCount else {
+    guard count >= 0, count <= maxListCount else {
         throw CFailure(SB_ERR_TOO_LARGE, "\(argument) has \(count) entries, more than the \(maxListCount) allowed")
     }
     if count == 0 { return [:] }

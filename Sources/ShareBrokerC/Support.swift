@@ -188,7 +188,7 @@ let maxListCount = 4096
 
 /// The caller's array of `count` strings.
 func strings(_ pointer: UnsafePointer<UnsafePointer<CChar>?>?, count: Int, _ argument: String) throws(CFailure) -> [String] {
-    guard count <= maxListCount else {
+    guard count >= 0, count <= maxListCount else {
         throw CFailure(SB_ERR_TOO_LARGE, "\(argument) has \(count) entries, more than the \(maxListCount) allowed")
     }
     if count == 0 { return [] }

@@ -586,6 +586,8 @@ static void test_bad_input(void) {
     u.open_in = SB_OPEN_IN_WHITELIST;
     u.open_in_whitelist_count = 5000;
     CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_TOO_LARGE);
+    u.open_in_whitelist_count = SIZE_MAX; /* a huge count is refused before anything is read */
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_TOO_LARGE);
     u.open_in_whitelist_count = 1;
     CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_NULL_ARGUMENT);
     const char *bad_wl[] = {"ok", "\xff"};
@@ -599,6 +601,19 @@ static void test_bad_input(void) {
     CHECK_STATUS(sb_broker_set_secure_services(b, 5), SB_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(sb_broker_update_device(b, NULL, 0, 0, NULL, 0), SB_ERR_NULL_ARGUMENT);
     CHECK_STATUS(sb_broker_update_device(b, "a", 0, 0, NULL, 2), SB_ERR_NULL_ARGUMENT);
+    const char *one_scheme[] = {"x"};
+    CHECK_STATUS(sb_broker_update_device(b, "a", 0, 0, one_scheme, SIZE_MAX), SB_ERR_TOO_LARGE);
+    CHECK_STATUS(sb_broker_update_device(b, "a", 0, 0, one_scheme, (size_t)INT64_MAX + 2), SB_ERR_TOO_LARGE);
+    sb_policy_update cu = keep_all();
+    sb_config_entry one_entry[] = {{"k", "v"}};
+    cu.replace_config = 1;
+    cu.config = one_entry;
+    cu.config_count = SIZE_MAX;
+    CHECK_STATUS(sb_broker_apply(b, &cu, NULL), SB_ERR_TOO_LARGE);
+    cu.config_count = 1;
+    one_entry[0].value = NULL;
+    CHECK_STATUS(sb_broker_apply(b, &cu, NULL), SB_ERR_NULL_ARGUMENT);
+
     sb_policy *p = (sb_policy *)0x7;
     CHECK_STATUS(sb_policy_get(b, NULL), SB_ERR_NULL_ARGUMENT);
     CHECK(p == (sb_policy *)0x7);
