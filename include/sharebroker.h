@@ -38,7 +38,8 @@
  *   update lock (sb_broker_start, sb_broker_apply, sb_broker_update_device,
  *   sb_broker_set_secure_services, sb_broker_retire, sb_broker_destroy) return
  *   SB_ERR_CALLBACK_REENTRY instead of deadlocking. A callback must not wait for another thread
- *   that is itself making one of those calls.
+ *   that is itself making one of those calls, and must return normally (no C++ exception,
+ *   longjmp or thread exit may leave a callback: the library's state would be left half way).
  *
  * Errors never abort the process: no Swift error, trap or exception crosses this interface.
  *   The library never logs payloads, document contents or keys.

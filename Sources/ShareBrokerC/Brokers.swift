@@ -130,7 +130,8 @@ private func config(_ entries: UnsafePointer<sb_config_entry>?, count: Int, _ ar
 /// The Swift form of the caller's update.
 private func policyUpdate(_ pointer: UnsafePointer<sb_policy_update>?) throws(CFailure) -> PolicyUpdate {
     guard let pointer else { throw .null("update") }
-    let size = Int(pointer.pointee.struct_size)
+    // Only the first member is read before the size is known to cover the whole structure.
+    let size = Int(UnsafeRawPointer(pointer).load(as: UInt32.self))
     guard size >= MemoryLayout<sb_policy_update>.size else {
         throw CFailure(SB_ERR_INVALID_ARGUMENT,
                        "update->struct_size is \(size), smaller than sizeof(sb_policy_update) (\(MemoryLayout<sb_policy_update>.size)); "

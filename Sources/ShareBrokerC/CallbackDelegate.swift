@@ -15,7 +15,8 @@ struct CallbackTable: @unchecked Sendable {
     /// Validates and copies `pointer`.
     init(_ pointer: UnsafePointer<sb_callbacks>?) throws(CFailure) {
         guard let pointer else { throw .null("callbacks") }
-        let size = Int(pointer.pointee.struct_size)
+        // Only the first member is read before the size is known to cover the whole structure.
+        let size = Int(UnsafeRawPointer(pointer).load(as: UInt32.self))
         guard size >= MemoryLayout<sb_callbacks>.size else {
             throw CFailure(SB_ERR_INVALID_ARGUMENT,
                            "callbacks->struct_size is \(size), smaller than sizeof(sb_callbacks) (\(MemoryLayout<sb_callbacks>.size)) "

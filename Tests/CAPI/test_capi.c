@@ -434,6 +434,12 @@ static void test_callbacks_table(void) {
     cb.auth_state_changed = minimal_auth;
     cb.struct_size = 8;
     CHECK_STATUS(sb_broker_start(b, &cb), SB_ERR_INVALID_ARGUMENT);
+    /* A structure from an older, smaller header: only its struct_size is read (ASan checks). */
+    uint32_t *small = malloc(sizeof(uint32_t));
+    *small = sizeof(uint32_t);
+    CHECK_STATUS(sb_broker_start(b, (const sb_callbacks *)(void *)small), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_broker_apply(b, (const sb_policy_update *)(void *)small, NULL), SB_ERR_INVALID_ARGUMENT);
+    free(small);
     cb.struct_size = sizeof cb;
     CHECK_STATUS(sb_broker_start(b, &cb), SB_OK);
     CHECK_STATUS(sb_broker_start(b, &cb), SB_ERR_ALREADY_STARTED);
