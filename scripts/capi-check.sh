@@ -67,7 +67,7 @@ python3 examples/python/copy_and_open_in.py --embedded --lib "$prefix/lib/libsha
 grep -q "copy: sealed (secureCopy)" "$work/python.out"
 grep -q "open in org.example.chat: dummy" "$work/python.out"
 
-step "both examples attached to a real sharebrokerd"
+step "the C test suite and both examples attached to a real sharebrokerd"
 python=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
 export SHAREBROKER_RUNTIME_DIR="$work/run"
 mkdir -p "$SHAREBROKER_RUNTIME_DIR"
@@ -83,6 +83,9 @@ cat > "$work/device.json" <<JSON
     {"id": "com.acme.pytool", "executable": "$python", "appConnect": true,
      "policy": {"auth": "authorized", "openIn": "whitelist", "openInWhitelist": ["com.acme.viewer"],
                 "pasteboard": "secureCopy", "print": "authorized"}},
+    {"id": "com.acme.tests", "executable": "$work/test_capi", "appConnect": true,
+     "policy": {"auth": "authorized", "openIn": "whitelist", "openInWhitelist": ["com.acme.viewer"],
+                "pasteboard": "secureCopy", "print": "authorized"}},
     {"id": "com.acme.viewer", "executable": "/opt/acme/viewer/bin/acme-viewer", "appConnect": true,
      "policy": {"auth": "authorized"}}
   ]
@@ -92,6 +95,7 @@ env -u DISPLAY -u WAYLAND_DISPLAY "$prefix/bin/sharebrokerd" --policy "$work/dev
 agent_pid=$!
 for _ in $(seq 1 100); do [ -S "$SHAREBROKER_RUNTIME_DIR/agent.sock" ] && break; sleep 0.1; done
 [ -S "$SHAREBROKER_RUNTIME_DIR/agent.sock" ] || { cat "$work/agent.log"; echo "capi-check: sharebrokerd did not start"; exit 1; }
+env -u DISPLAY -u WAYLAND_DISPLAY "$work/test_capi" --attached
 env -u DISPLAY -u WAYLAND_DISPLAY "$work/copy_and_open_in" com.acme.viewer org.example.chat | tee "$work/attached.out"
 grep -q "app: com.acme.notes" "$work/attached.out"
 grep -q "copy: sealed (secureCopy)" "$work/attached.out"

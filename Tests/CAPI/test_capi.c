@@ -797,7 +797,52 @@ static void test_webviews_identity_erasers(void) {
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
 
-int main(void) {
+/* Attached to a running sharebrokerd that registered this executable as com.acme.tests (the
+ * device document scripts/capi-check.sh writes): run with --attached. */
+static void test_attached(void) {
+    sb_broker *b = (sb_broker *)0x5b;
+    seen s;
+    memset(&s, 0, sizeof s);
+    sb_callbacks cb = callbacks_for(&s);
+    CHECK_STATUS(sb_broker_attach("/nonexistent/agent.sock", &cb, &b), SB_ERR_AGENT);
+    CHECK(b == (sb_broker *)0x5b && strlen(sb_last_error_message()) > 0);
+    CHECK_STATUS(sb_broker_attach(NULL, NULL, &b), SB_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(sb_broker_attach("\xff", &cb, &b), SB_ERR_INVALID_UTF8);
+    CHECK(b == (sb_broker *)0x5b);
+
+    b = NULL;
+    CHECK_STATUS(sb_broker_attach(NULL, &cb, &b), SB_OK);
+    if (b == NULL) return;
+    s.broker = b;
+    CHECK(s.ready == 1); /* before attach returned */
+    char id[64];
+    CHECK_STATUS(sb_broker_app_id(b, id, sizeof id, NULL), SB_OK);
+    CHECK(strcmp(id, "com.acme.tests") == 0);
+    sb_policy *p = NULL;
+    CHECK_STATUS(sb_policy_get(b, &p), SB_OK);
+    CHECK(p != NULL && p->auth_state == SB_AUTH_AUTHORIZED && p->pasteboard_policy == SB_PASTEBOARD_SECURE_COPY &&
+          p->open_in_policy == SB_OPEN_IN_WHITELIST && p->secure_services == SB_SECURE_SERVICES_AVAILABLE);
+    sb_policy_free(p);
+    EXPECT_OPEN_IN(b, "com.acme.viewer", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "org.example.chat", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+    EXPECT_COPY(b, SB_COPY_WRITE_SEALED, SB_COPY_RULE_SECURE_COPY);
+    CHECK(paste_equals(b, SB_TYPE_TEXT, "secret plan"));
+    /* The agent plays the server: the embedded-only calls say so. */
+    sb_policy_update u = keep_all();
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_UNSUPPORTED);
+    CHECK_STATUS(sb_broker_retire(b, NULL), SB_ERR_UNSUPPORTED);
+    CHECK_STATUS(sb_broker_update_device(b, "x", 0, 0, NULL, 0), SB_ERR_UNSUPPORTED);
+    CHECK_STATUS(sb_broker_set_secure_services(b, 0), SB_ERR_UNSUPPORTED);
+    CHECK_STATUS(sb_broker_start(b, &cb), SB_ERR_ALREADY_STARTED);
+    CHECK_STATUS(sb_broker_destroy(b), SB_OK);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--attached") == 0) {
+        test_attached();
+        printf("%d passed, %d failed\n", passed, failed);
+        return failed == 0 ? 0 : 1;
+    }
     test_bad_input();
     test_open_in_table();
     test_copy_table();
