@@ -12,8 +12,7 @@
  *
  * Status. Every function that can fail returns an sb_status: SB_OK (0) or one of the SB_ERR_*
  *   codes. On failure nothing is written through the out-parameters, nothing is handed over or
- *   put on the pasteboard, and sb_last_error_message() says what went
- *   wrong and what to do.
+ *   put on the pasteboard, and sb_last_error_message() says what went wrong and what to do.
  *
  * Strings. Every `const char *` argument is a NUL-terminated UTF-8 string owned by the caller
  *   and only read during the call. Invalid UTF-8 gives SB_ERR_INVALID_UTF8.
@@ -29,20 +28,29 @@
  *
  * Threading. A broker may be used from any thread, and from several threads at once, except
  *   sb_broker_destroy, which must be the last call on the handle, made when no other call on it
- *   is running. The library holds no lock of this C layer while it calls a callback. Callbacks
- *   that announce a policy change (ready, auth_state_changed and the *_changed ones) run on the
- *   thread that delivered the change (the thread calling sb_broker_apply and friends, or the
- *   agent client's thread for an attached broker) while the broker's update lock is held, so
- *   that changes are announced one at a time and in order. Inside any callback you may read the
- *   policy and make transfers (sb_open_in, sb_copy, sb_paste, ...); the calls that would need the
- *   update lock (sb_broker_start, sb_broker_apply, sb_broker_update_device,
- *   sb_broker_set_secure_services, sb_broker_retire, sb_broker_destroy) return
+ *   is running. This C layer holds no lock of its own while it calls back. Notifications
+ *   (open_in_attempted_when_blocked, open_url_attempted_when_unauthorized,
+ *   drag_and_drop_attempted_to_non_appconnect_app, copy_attempted_when_unauthorized) run on the
+ *   thread making the transfer, with no lock held (unless that transfer is itself made inside a
+ *   policy-change callback). Callbacks that announce a policy
+ *   change (ready, auth_state_changed and the *_changed ones) and the app's erasers run on the
+ *   thread that delivered the change (the thread calling sb_broker_apply, sb_broker_retire and
+ *   the like, or the agent client's thread for an attached broker) while the broker's update
+ *   lock is held, so that changes are announced one at a time and in order. Inside any callback
+ *   you may read the policy and make transfers (sb_policy_get, sb_open_in, sb_copy, sb_paste,
+ *   ...); the calls that would need the update lock (sb_broker_start, sb_broker_apply,
+ *   sb_broker_update_device, sb_broker_set_secure_services, sb_broker_set_identity,
+ *   sb_broker_retire, sb_broker_register_eraser, sb_broker_attach, sb_broker_destroy) return
  *   SB_ERR_CALLBACK_REENTRY instead of deadlocking. A callback must not wait for another thread
  *   that is itself making one of those calls, and must return normally (no C++ exception,
  *   longjmp or thread exit may leave a callback: the library's state would be left half way).
+ *   Once sb_broker_destroy has returned, no callback is made.
  *
- * Errors never abort the process: no Swift error, trap or exception crosses this interface.
- *   The library never logs payloads, document contents or keys.
+ * Bad input never aborts the process: NULL pointers, invalid UTF-8, unknown values and huge
+ *   sizes are error codes, and no Swift error or exception crosses this interface (only running
+ *   out of memory inside the Swift runtime ends the process, as it does for Swift apps). The
+ *   library never logs payloads, document contents or keys; it logs decisions and policy
+ *   changes to stderr through swift-log, at the policy's log level.
  * ---------------------------------------------------------------------------------------------
  */
 #ifndef SHAREBROKER_H
@@ -464,9 +472,11 @@ sb_status sb_open_url(sb_broker *broker, const char *url, sb_url_result **out_re
 /* Zeroes and releases a result of sb_open_url. NULL: no-op. */
 void sb_url_result_free(sb_url_result *result);
 
-/* Whether the app may show its mail composer (blocked: open_in_attempted_when_blocked). */
+/* Whether the app may show its mail composer (native mail under the Open In policy); a blocked
+ * one calls open_in_attempted_when_blocked. Errors: SB_ERR_NULL_ARGUMENT. Any thread. */
 sb_status sb_compose_mail(sb_broker *broker, sb_decision *out_decision);
-/* Whether the app may print. */
+/* Whether the app may print (the print policy); a block is reported to the server's audit.
+ * Errors: SB_ERR_NULL_ARGUMENT. Any thread. */
 sb_status sb_print(sb_broker *broker, sb_decision *out_decision);
 /* Whether content may be dropped onto `target` (a refused drop to an app that does not link the
  * library calls drag_and_drop_attempted_to_non_appconnect_app). Errors: SB_ERR_NULL_ARGUMENT,
