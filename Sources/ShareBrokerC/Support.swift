@@ -135,8 +135,9 @@ private final class TargetCache {
     deinit { free(bytes) }
 }
 
-/// The per-thread key of the ``TargetCache`` (released at thread exit).
-private let targetCacheKey: pthread_key_t = {
+/// The per-thread key of the ``TargetCache`` (released at thread exit). Every ``BrokerBox`` keeps
+/// a copy, so the fast path reads it without the lazy global's once-check.
+let targetCacheKey: pthread_key_t = {
     var key = pthread_key_t()
     _ = pthread_key_create(&key) { pointer in
         if let pointer { Unmanaged<TargetCache>.fromOpaque(pointer).release() }
@@ -147,8 +148,8 @@ private let targetCacheKey: pthread_key_t = {
 /// The fast path of a repeated target: calls `body` with this thread's cached String when
 /// `pointer` holds the same bytes (and returns true), else returns false without calling it.
 @inline(__always)
-func withCachedTargetString(_ pointer: UnsafePointer<CChar>, _ body: (String) -> Void) -> Bool {
-    guard let cached = pthread_getspecific(targetCacheKey) else { return false }
+func withCachedTargetString(_ pointer: UnsafePointer<CChar>, key: pthread_key_t, _ body: (String) -> Void) -> Bool {
+    guard let cached = pthread_getspecific(key) else { return false }
     return Unmanaged<TargetCache>.fromOpaque(cached)._withUnsafeGuaranteedRef { cache in
         // The cached bytes end with a NUL: strncmp stops at the caller's NUL, never past it.
         guard strncmp(cache.bytes, pointer, cache.length + 1) == 0 else { return false }
@@ -280,6 +281,8 @@ final class BrokerBox: Sendable {
     let app: ManagedApp?
     /// The callbacks, once started (sb_broker_destroy closes them).
     let delegate: Mutex<CallbackDelegate?>
+    /// ``targetCacheKey``, read once.
+    let targetKey = targetCacheKey
 
     init(broker: ShareBroker, app: ManagedApp?, delegate: CallbackDelegate?) {
         self.broker = broker

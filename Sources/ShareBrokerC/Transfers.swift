@@ -71,7 +71,7 @@ public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<
     // checked path below, which gives the same answer or the error.
     if let handle, let target, let outDecision, let via = knownChannel(channelCode) {
         let decided = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
-            withCachedTargetString(target) { target in
+            withCachedTargetString(target, key: box.targetKey) { target in
                 outDecision.pointee = box.broker.decideOpenIn(target: target, via: via).c
             }
         }
