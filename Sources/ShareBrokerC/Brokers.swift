@@ -169,12 +169,16 @@ private func policyUpdate(_ pointer: UnsafePointer<sb_policy_update>?) throws(CF
     return update
 }
 
-/// Maps a lifecycle error.
-private func lifecycle(_ error: ShareBrokerError) -> CFailure {
+/// Maps a lifecycle error, in the C interface's words.
+func lifecycle(_ error: ShareBrokerError) -> CFailure {
     switch error {
-    case .notStarted: CFailure(SB_ERR_NOT_STARTED, "\(error)")
-    case .alreadyStarted: CFailure(SB_ERR_ALREADY_STARTED, "\(error)")
-    case .notReady: CFailure(SB_ERR_NOT_READY, "\(error)")
+    case .notStarted:
+        CFailure(SB_ERR_NOT_STARTED, "the broker has not been started; call sb_broker_start first")
+    case .alreadyStarted:
+        CFailure(SB_ERR_ALREADY_STARTED,
+                 "the broker was already started (sb_broker_attach starts the brokers it returns); call sb_broker_start once")
+    case .notReady:
+        CFailure(SB_ERR_NOT_READY, "no policy has arrived yet; wait for the ready callback before reading the policy")
     }
 }
 

@@ -17,7 +17,7 @@ public func sb_broker_set_identity(_ handle: OpaquePointer?, _ identity: Int32) 
             do throws(ShareBrokerError) {
                 try box.broker.setIdentity(value)
             } catch {
-                throw CFailure(SB_ERR_NOT_STARTED, "\(error)")
+                throw lifecycle(error)
             }
         }
     }

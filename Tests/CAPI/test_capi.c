@@ -632,6 +632,9 @@ static void test_bad_input(void) {
     CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_ERR_NOT_STARTED);
     CHECK_STATUS(sb_broker_retire(b, NULL), SB_ERR_NOT_STARTED);
     CHECK_STATUS(sb_policy_get(b, &p), SB_ERR_NOT_READY);
+    CHECK(strstr(sb_last_error_message(), "wait for the ready callback") != NULL);
+    CHECK_STATUS(sb_broker_set_identity(b, SB_IDENTITY_UNMANAGED), SB_ERR_NOT_STARTED);
+    CHECK(strstr(sb_last_error_message(), "call sb_broker_start first") != NULL);
     CHECK(p == (sb_policy *)0x7);
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
