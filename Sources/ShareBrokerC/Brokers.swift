@@ -23,7 +23,7 @@ public func sb_broker_create_embedded(_ appID: UnsafePointer<CChar>?,
         } catch {
             throw CFailure(SB_ERR_SETUP, "the in-memory platform could not be set up: \(error)")
         }
-        outBroker.pointee = BrokerBox(broker: ShareBroker(appID: id, platform: platform), app: nil, delegate: nil).retainedHandle()
+        outBroker.pointee = BrokerBox(broker: ShareBroker(appID: id, platform: platform), app: nil, gate: CallbackGate()).retainedHandle()
     }
 }
 
@@ -36,18 +36,19 @@ public func sb_broker_attach(_ socketPath: UnsafePointer<CChar>?, _ callbacks: U
         guard let outBroker else { throw .null("out_broker") }
         try CallbackScope.requireOutside("sb_broker_attach")
         let app: ManagedApp
-        let delegate = CallbackDelegate(table)
+        let gate = CallbackGate()
         do throws(ManagedAppError) {
-            app = try ManagedApp.attach(ManagedApp.Configuration(socketPath: path), delegate: delegate)
+            app = try ManagedApp.attach(ManagedApp.Configuration(socketPath: path),
+                                        delegate: CallbackDelegate(table, gate: gate))
         } catch {
-            delegate.close()
+            gate.close()
             switch error {
             case .agent: throw CFailure(SB_ERR_AGENT, "\(error); check that sharebrokerd runs and registered this executable")
             case .setup: throw CFailure(SB_ERR_SETUP, "an adapter could not be set up: \(error)")
             case .start(let error): throw lifecycle(error)
             }
         }
-        outBroker.pointee = BrokerBox(broker: app.broker, app: app, delegate: delegate).retainedHandle()
+        outBroker.pointee = BrokerBox(broker: app.broker, app: app, gate: gate).retainedHandle()
     }
 }
 
@@ -57,13 +58,11 @@ public func sb_broker_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointer
         try BrokerBox.with(handle) { box throws(CFailure) in
             let table = try CallbackTable(callbacks)
             try CallbackScope.requireOutside("sb_broker_start")
-            let delegate = CallbackDelegate(table)
             do throws(ShareBrokerError) {
-                try box.broker.start(delegate: delegate)
+                try box.broker.start(delegate: CallbackDelegate(table, gate: box.gate))
             } catch {
                 throw lifecycle(error)
             }
-            box.delegate.withLock { $0 = delegate }
         }
     }
 }
@@ -76,7 +75,7 @@ public func sb_broker_destroy(_ handle: OpaquePointer?) -> sb_status {
         let box = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle)).takeRetainedValue()
         // No callback reaches the app after this returns: stop them, wait for any running on
         // the agent client's thread, then disconnect.
-        box.delegate.withLock { $0 }?.close()
+        box.gate.close()
         box.app?.close()
     }
 }

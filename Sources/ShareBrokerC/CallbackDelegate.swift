@@ -28,34 +28,45 @@ struct CallbackTable: @unchecked Sendable {
     }
 }
 
-/// Calls the app's C functions for each change.
-final class CallbackDelegate: ShareBrokerDelegate {
-    let table: CallbackTable
-    /// Set by sb_broker_destroy: from then on no callback reaches the app.
+/// Whether the app's callbacks and erasers may still be called: sb_broker_destroy closes the
+/// gate, then waits for those running on other threads (an attached broker's agent client
+/// thread) to return, so none reaches the app once destroy has returned.
+final class CallbackGate: Sendable {
     private let closed = Atomic<Bool>(false)
-    /// Callbacks running now (an attached broker's agent thread may be in one during destroy).
     private let inFlight = Atomic<Int>(0)
 
-    init(_ table: CallbackTable) {
-        self.table = table
-    }
-
-    /// Runs `call` unless the broker was destroyed (then `otherwise`), counted in ``inFlight``.
+    /// Runs `call` unless the gate is closed (then returns `otherwise`), counted in flight.
     @inline(__always)
-    private func enter<T>(otherwise: T, _ call: () -> T) -> T {
+    func enter<T>(otherwise: T, _ call: () -> T) -> T {
         inFlight.add(1, ordering: .sequentiallyConsistent)
         defer { inFlight.subtract(1, ordering: .sequentiallyConsistent) }
         guard !closed.load(ordering: .sequentiallyConsistent) else { return otherwise }
         return call()
     }
 
-    /// Stops every later callback and waits for those running on other threads to return (the
-    /// caller is not inside one: sb_broker_destroy refuses that).
+    /// Stops every later call and waits for those running to return (the caller is not inside
+    /// one: sb_broker_destroy refuses that).
     func close() {
         closed.store(true, ordering: .sequentiallyConsistent)
         while inFlight.load(ordering: .sequentiallyConsistent) > 0 {
             usleep(1_000)
         }
+    }
+}
+
+/// Calls the app's C functions for each change.
+final class CallbackDelegate: ShareBrokerDelegate {
+    let table: CallbackTable
+    let gate: CallbackGate
+
+    init(_ table: CallbackTable, gate: CallbackGate) {
+        self.table = table
+        self.gate = gate
+    }
+
+    @inline(__always)
+    private func enter<T>(otherwise: T, _ call: () -> T) -> T {
+        gate.enter(otherwise: otherwise, call)
     }
 
     private var userData: UnsafeMutableRawPointer? { table.raw.user_data }

@@ -4,7 +4,6 @@ import CShareBrokerABI
 import Glibc
 import ShareBroker
 import ShareBrokerLinux
-import Synchronization
 
 // MARK: - Errors
 
@@ -279,15 +278,15 @@ final class BrokerBox: Sendable {
     let broker: ShareBroker
     /// The attached app, or `nil` for an embedded broker.
     let app: ManagedApp?
-    /// The callbacks, once started (sb_broker_destroy closes them).
-    let delegate: Mutex<CallbackDelegate?>
+    /// What the app's callbacks and erasers go through (sb_broker_destroy closes it).
+    let gate: CallbackGate
     /// ``targetCacheKey``, read once.
     let targetKey = targetCacheKey
 
-    init(broker: ShareBroker, app: ManagedApp?, delegate: CallbackDelegate?) {
+    init(broker: ShareBroker, app: ManagedApp?, gate: CallbackGate) {
         self.broker = broker
         self.app = app
-        self.delegate = Mutex(delegate)
+        self.gate = gate
     }
 
     /// A new handle the caller owns.

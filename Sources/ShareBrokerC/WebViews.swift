@@ -82,6 +82,7 @@ struct CEraser: SensitiveDataEraser, @unchecked Sendable {
     let wipeName: String
     let erase: sb_eraser_fn
     let userData: UnsafeMutableRawPointer?
+    let gate: CallbackGate
 
     struct Failed: Error, CustomStringConvertible {
         let name: String
@@ -90,7 +91,8 @@ struct CEraser: SensitiveDataEraser, @unchecked Sendable {
     }
 
     func eraseSensitiveData() throws {
-        let code = CallbackScope.run { erase(userData) }
+        // After sb_broker_destroy the app's eraser is gone: the step is reported as failed.
+        let code = gate.enter(otherwise: Int32(-1)) { CallbackScope.run { erase(userData) } }
         if code != 0 { throw Failed(name: wipeName, code: code) }
     }
 }
@@ -104,7 +106,7 @@ public func sb_broker_register_eraser(_ handle: OpaquePointer?, _ name: UnsafePo
             guard let erase else { throw .null("erase") }
             guard !name.isEmpty else { throw CFailure(SB_ERR_INVALID_ARGUMENT, "name is empty; give the eraser a short, stable step name") }
             try CallbackScope.requireOutside("sb_broker_register_eraser")
-            box.broker.registerEraser(CEraser(wipeName: name, erase: erase, userData: userData))
+            box.broker.registerEraser(CEraser(wipeName: name, erase: erase, userData: userData, gate: box.gate))
         }
     }
 }
