@@ -42,17 +42,6 @@ extension Decision {
     var c: sb_decision { sb_decision(allowed: allowed ? 1 : 0, rule: rule.code, generation: generation) }
 }
 
-/// The channel of an SB_CHANNEL_* code.
-@inline(__always)
-private func channel(_ code: Int32) throws(CFailure) -> TransferChannel {
-    switch code {
-    case SB_CHANNEL_DOCUMENT_INTERACTION: .documentInteraction
-    case SB_CHANNEL_PREVIEW_CONTROLLER: .previewController
-    case SB_CHANNEL_ACTIVITY_SHEET: .activitySheet
-    default: throw CFailure(SB_ERR_INVALID_ARGUMENT, "channel is \(code), not an SB_CHANNEL_* value")
-    }
-}
-
 /// The channel of a valid SB_CHANNEL_* code, or `nil`.
 @inline(__always)
 private func knownChannel(_ code: Int32) -> TransferChannel? {
@@ -62,6 +51,15 @@ private func knownChannel(_ code: Int32) -> TransferChannel? {
     case SB_CHANNEL_ACTIVITY_SHEET: .activitySheet
     default: nil
     }
+}
+
+/// The channel of an SB_CHANNEL_* code, or an error.
+@inline(__always)
+private func channel(_ code: Int32) throws(CFailure) -> TransferChannel {
+    guard let channel = knownChannel(code) else {
+        throw CFailure(SB_ERR_INVALID_ARGUMENT, "channel is \(code), not an SB_CHANNEL_* value")
+    }
+    return channel
 }
 
 @_cdecl("sb_decide_open_in")
