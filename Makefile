@@ -17,7 +17,8 @@ FUZZ_TARGETS = \
 	FuzzSecureFile \
 	FuzzSealedSet
 
-.PHONY: units-check install-units deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
+PHONY_CAPI = install capi-check capi-bench
+.PHONY: $(PHONY_CAPI) units-check install-units deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing; libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
 # for its end-to-end tests (they skip, saying so, without them).
@@ -159,6 +160,47 @@ bench-check-allocations: deps
 	if [ $$status -eq 4 ]; then \
 		echo "bench-check-allocations: some benchmarks allocate less than Benchmarks/Thresholds/ says: lower those thresholds"; \
 	elif [ $$status -ne 0 ]; then exit $$status; fi
+
+# The C interface (include/sharebroker.h, README "Using it from C and other languages").
+# `make install PREFIX=...` installs the header, libsharebroker.so (built by SwiftPM as
+# libsharebroker-c.so, SONAME libsharebroker.so.1), sharebroker.pc and the two executables;
+# INSTALL_CONFIG=debug installs the debug build (what `make capi-check` uses, to reuse the
+# build of `make test`). DESTDIR is honoured, as usual. It also installs the service unit
+# (install-units above).
+INSTALL_CONFIG ?= release
+CAPI_VERSION = 1.0.0
+
+install: deps
+	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebroker-c
+	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebroker
+	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebrokerd
+	@bin=$$($(SWIFT) build -c $(INSTALL_CONFIG) --show-bin-path) && root="$(DESTDIR)$(PREFIX)" && \
+	set -x && \
+	install -d "$$root/include" "$$root/lib/pkgconfig" "$$root/bin" && \
+	install -m 644 include/sharebroker.h "$$root/include/sharebroker.h" && \
+	install -m 755 "$$bin/libsharebroker-c.so" "$$root/lib/libsharebroker.so.$(CAPI_VERSION)" && \
+	ln -sf libsharebroker.so.$(CAPI_VERSION) "$$root/lib/libsharebroker.so.1" && \
+	ln -sf libsharebroker.so.1 "$$root/lib/libsharebroker.so" && \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(CAPI_VERSION)|' capi/sharebroker.pc.in \
+		> "$$root/lib/pkgconfig/sharebroker.pc" && \
+	install -m 755 "$$bin/sharebroker" "$$bin/sharebrokerd" "$$root/bin/"
+	$(MAKE) --no-print-directory install-units
+
+# The C interface end to end (scripts/capi-check.sh): the header under gcc -std=c11 and
+# g++ -std=c++17 with -Wall -Wextra -Werror, an install into a temporary prefix (debug build),
+# the C example and the C test suite through pkg-config (the suite again under ASan/LSan), the
+# Python ctypes example, both also attached to a real sharebrokerd, and the exported symbols
+# against capi/exported-symbols.txt.
+capi-check: deps
+	SWIFT="$(SWIFT)" scripts/capi-check.sh
+
+# An Open In decision and a 64 B SecureCopy copy through the C interface (called from C) against
+# the same calls from Swift, in one process, rounds interleaved (Benchmarks/Sources/capi-bench;
+# the goal is at most 1.10x). Release builds; not part of CI (timing).
+capi-bench: deps
+	$(SWIFT) build -c release --product sharebroker-c
+	ln -sf libsharebroker-c.so "$$($(SWIFT) build -c release --show-bin-path)/libsharebroker.so.1"
+	cd Benchmarks && $(SWIFT) build -c release --product capi-bench && "$$($(SWIFT) build -c release --show-bin-path)/capi-bench"
 
 clean:
 	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results*

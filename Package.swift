@@ -129,6 +129,29 @@ let libraryTargets: [Target] = [
         ),
 ]
 
+// The C interface (include/sharebroker.h): libsharebroker.so, for apps in C, C++, Rust, Python.
+// The linker version script exports the sb_ functions only (capi/exported-symbols.txt is the
+// committed list `make capi-check` compares with).
+let cInterfaceTargets: [Target] = [
+        // The header, as a module the Swift implementation imports (its modulemap points at
+        // include/sharebroker.h): both sides compile against the same declarations.
+        .systemLibrary(name: "CShareBrokerABI"),
+        // The @_cdecl implementation over the core, the in-memory platform (embedded brokers)
+        // and ManagedApp.attach (brokers attached to the agent).
+        .target(
+            name: "ShareBrokerC",
+            dependencies: [
+                "CShareBrokerABI", "ShareBroker", "ShareBrokerCrypto", "ShareBrokerTesting",
+                "ShareBrokerLinux", "ShareBrokerAgentProtocol",
+            ],
+            swiftSettings: strictSwift6,
+            linkerSettings: [
+                .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/capi/exports.map",
+                              "-Xlinker", "-soname=libsharebroker.so.1"]),
+            ]
+        ),
+]
+
 // The two shipped tools (measuring tools live in Benchmarks/, fuzz harnesses in Fuzz/).
 let executableTargets: [Target] = [
         // The agent daemon: argument parsing and start-up only.
@@ -259,6 +282,10 @@ let package = Package(
         .library(name: "ShareBrokerAgentClient", targets: ["ShareBrokerAgentClient"]),
         .library(name: "ShareBrokerAgentProtocol", targets: ["ShareBrokerAgentProtocol"]),
         .executable(name: "sharebrokerd", targets: ["sharebrokerd"]),
+        // The C interface (include/sharebroker.h). SwiftPM names it libsharebroker-c.so (the
+        // executable owns the product name "sharebroker"); its SONAME is libsharebroker.so.1 and
+        // `make install` installs it as libsharebroker.so.1.0.0 with the usual links.
+        .library(name: "sharebroker-c", type: .dynamic, targets: ["ShareBrokerC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -269,5 +296,5 @@ let package = Package(
         // Sources/ShareBroker/ShareBroker.docc; `make docs` builds it with warnings as errors).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
-    targets: libraryTargets + executableTargets + testTargets
+    targets: libraryTargets + cInterfaceTargets + executableTargets + testTargets
 )

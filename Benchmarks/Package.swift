@@ -127,6 +127,28 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        // The C interface against Swift, same run (README "Using it from C"): the C loops call
+        // libsharebroker-c.so of the root's release build (`swift build -c release --product
+        // sharebroker-c` at the root first), the Swift loops the same calls on the modules.
+        .target(
+            name: "CCapiBench",
+            path: "Sources/CCapiBench",
+            cSettings: [.unsafeFlags(["-I\(Context.packageDirectory)/../include"])],
+            linkerSettings: [.unsafeFlags([
+                "-L\(Context.packageDirectory)/../.build/release", "-l:libsharebroker-c.so",
+                "-Xlinker", "-rpath", "-Xlinker", "\(Context.packageDirectory)/../.build/release",
+            ])]
+        ),
+        .executableTarget(
+            name: "capi-bench",
+            dependencies: [
+                .product(name: "ShareBroker", package: "ShareBroker"),
+                .product(name: "ShareBrokerTesting", package: "ShareBroker"),
+                "CCapiBench",
+            ],
+            path: "Sources/capi-bench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // swift-crypto's ChaChaPoly (ChaCha20-Poly1305 IETF, 96-bit nonce, BoringSSL): the peer a
         // Swift developer would otherwise pick. Not XChaCha20, so a comparison, not a baseline.
         .executableTarget(
