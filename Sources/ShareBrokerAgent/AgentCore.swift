@@ -26,6 +26,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var socketMode: UInt16
     /// How long a new connection may take to say hello before it is dropped.
     public var handshakeTimeoutMilliseconds: Int
+    /// Whether to take the peer's pidfd with `SO_PEERPIDFD` (Linux 6.5+) when the kernel has
+    /// it; `false` uses `pidfd_open` at accept, as on older kernels (tests exercise both).
+    public var usePeerPidfd: Bool = true
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil,
@@ -110,6 +113,11 @@ struct AuditLogRecord: Codable, Sendable {
     var reason: String?
     var erased: [String]?
     var failed: [String: String]?
+    /// For a refusal: the process that wrote the refused bytes, when it is not `pid`.
+    var writerPid: Int32?
+    var writerUid: UInt32?
+    /// For a coalesced refusal record: how many refusals of this kind it stands for.
+    var count: Int?
 }
 
 /// The agent's logic, without networking: the registry, identification, key custody and
@@ -155,8 +163,7 @@ public final class AgentCore: Sendable {
         self.logger = logger
         let directory = configuration.stateDirectory
         do {
-            try DurableFile.makeDirectories(directory)
-            _ = chmod(directory, 0o700)
+            try SecureFolders.makeDirectories(directory, private: true)
             lockDescriptor = try Self.lockStateFolder(directory)
             keyStore = KeyStore(directory: directory)
             acknowledgmentLog = try DurableLog(path: directory + "/acknowledgments.jsonl")
@@ -202,6 +209,10 @@ public final class AgentCore: Sendable {
         let path = directory + "/agent.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw AgentStateError(operation: "open", path: path, code: errno) }
+        do throws(AgentStateError) { try SecureFolders.checkOwnedFile(fd, path: path) } catch {
+            close(fd)
+            throw error
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             close(fd)
@@ -291,12 +302,23 @@ public final class AgentCore: Sendable {
     /// A client said hello as an app: identify it from the kernel and, if it is a registered
     /// AppConnect app, register the session and send its welcome, key ring (or "no keys") and
     /// nothing else; otherwise send a refusal, audit it and close.
-    public func admitApp(peer: PeerCredentials, connection: any AgentConnection) {
+    ///
+    /// `stillConnected` tells whether the process that connected is still alive with the same
+    /// pid (its pidfd): checked after `/proc` was read, so a pid recycled in between cannot
+    /// stand in for it.
+    public func admitApp(peer: PeerCredentials, connection: any AgentConnection,
+                         stillConnected: @Sendable () -> Bool = { true }) {
         let registry = state.withLock { $0.registry }
         switch identifier.identify(peer, in: registry) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
         case .success(let app):
+            guard stillConnected() else {
+                refuse(RefusalMessage(reason: .processGone, message: "process \(peer.pid), which connected, exited before it was identified (its pid may now be another process's); it gets no keys and no policy",
+                                      peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable)),
+                       peer: peer, connection: connection)
+                return
+            }
             let admitted = state.withLock { state -> Bool in
                 // The registry may have changed while we hashed: identify against the current one.
                 guard let current = state.registry.app(forExecutable: app.executable), current.id == app.id,
@@ -351,16 +373,72 @@ public final class AgentCore: Sendable {
         }
     }
 
-    private func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, connection: any AgentConnection) {
-        logger.notice("refused a process", metadata: [
-            "reason": "\(refusal.reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
-            "executable": "\(refusal.peer?.executable ?? "?")"])
-        let record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
-                                    executable: refusal.peer?.executable, reason: refusal.reason.rawValue)
-        auditLog.append([record]) { _ in
+    /// Sends `refusal` and closes, after auditing it (coalesced: see ``auditCoalesced(reason:peer:executable:writer:then:)``).
+    func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, writer: PeerCredentials? = nil,
+                connection: any AgentConnection) {
+        auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer) {
             connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
             connection.close()
         }
+    }
+
+    struct RefusalKey: Hashable {
+        var reason: RefusalReason
+        var uid: UInt32
+        var executable: String?
+    }
+
+    /// Refusals seen in the current one-second window, by kind; `count` is how many were not
+    /// written on their own.
+    private let refusalWindow = Mutex<[RefusalKey: Int]>([:])
+
+    /// Audits a refusal: the first of its kind (reason, uid, executable) in a one-second window
+    /// is written on its own (with the pid) and `then` runs once it is durable; later ones in
+    /// the window only count, and ``flushCoalescedRefusals()`` writes one record with the count,
+    /// so a flood of refused connections costs one fsync per kind per second, not one each.
+    func auditCoalesced(reason: RefusalReason, peer: PeerCredentials, executable: String?,
+                        writer: PeerCredentials? = nil, then: @escaping @Sendable () -> Void) {
+        let key = RefusalKey(reason: reason, uid: peer.uid, executable: executable)
+        let first = refusalWindow.withLock { window -> Bool in
+            if let seen = window[key] {
+                window[key] = seen + 1
+                return false
+            }
+            window[key] = 0
+            return true
+        }
+        guard first else {
+            then()
+            return
+        }
+        logger.notice("refused a process", metadata: [
+            "reason": "\(reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
+            "executable": "\(executable ?? "?")"])
+        var record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
+                                    executable: executable, reason: reason.rawValue)
+        record.writerPid = writer?.pid
+        record.writerUid = writer?.uid
+        auditLog.append([record]) { _ in then() }
+    }
+
+    /// Writes one record per kind of refusal that was counted but not written in the window
+    /// that ends now, and starts a new window.
+    public func flushCoalescedRefusals() {
+        let window = refusalWindow.withLock { window -> [RefusalKey: Int] in
+            defer { window = [:] }
+            return window
+        }
+        let time = Self.now()
+        let records = window.filter { $0.value > 0 }.map { key, count in
+            var record = AuditLogRecord(time: time, event: "refused", app: nil, pid: nil, uid: key.uid,
+                                        executable: key.executable, reason: key.reason.rawValue)
+            record.count = count
+            return record
+        }
+        guard !records.isEmpty else { return }
+        logger.notice("refused processes (coalesced)", metadata: ["records": "\(records.count)",
+                                                                  "refusals": "\(records.compactMap(\.count).reduce(0, +))"])
+        auditLog.append(records) { _ in }
     }
 
     /// Whether `peer` may administer the agent: the agent's own user, or root.

@@ -214,6 +214,13 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     case notAdministrator
     /// The client speaks another protocol version.
     case protocolVersion
+    /// Bytes on the connection were written by another process than the one that connected
+    /// (`SCM_CREDENTIALS` differs from `SO_PEERCRED`): a socket shared across fork or exec.
+    case speakerMismatch
+    /// The process that connected exited before it was identified (its pid may be reused).
+    case processGone
+    /// The agent's connection limits (all users, or this uid) are reached.
+    case tooManyConnections
 }
 
 /// Agent → client: no keys, no policy. The agent closes the connection after it.

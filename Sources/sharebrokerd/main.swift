@@ -13,7 +13,8 @@ struct ShareBrokerDaemon: ParsableCommand {
         abstract: "The secure-services agent: identifies apps from the kernel, hands authorized apps their policy and the group key ring, pushes policy changes, logs acknowledgments and blocked attempts durably.",
         discussion: """
             With no options everything lives under $SHAREBROKER_RUNTIME_DIR, else \
-            $XDG_RUNTIME_DIR/sharebroker, else /tmp/sharebroker-UID: the socket agent.sock, the \
+            $XDG_RUNTIME_DIR/sharebroker (with neither set, give --state and --socket: there is \
+            no shared fallback folder): the socket agent.sock, the \
             state folder agent-state/, and the sample device policy, whose apps' executables are \
             expected under apps/ (copy a binary to apps/acme-notes to make it the notes app).
             SIGHUP re-reads the device policy (as does `sharebrokerd --reload`); SIGTERM stops.
@@ -37,6 +38,9 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(help: ArgumentHelp("How long a new connection may take to say hello, in milliseconds.", visibility: .hidden))
     var handshakeTimeout: Int = 5_000
 
+    @Flag(help: ArgumentHelp("Take peers' pidfds with pidfd_open at accept even where SO_PEERPIDFD exists (as on kernels before 6.5).", visibility: .hidden))
+    var noPeerPidfd = false
+
     @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
     var allowOtherUsers = false
 
@@ -53,6 +57,14 @@ struct ShareBrokerDaemon: ParsableCommand {
             handler.logLevel = level
             return handler
         }
+        if state == nil || socket == nil, ProcessInfo.processInfo.environment["SHAREBROKER_SOCKET"] == nil || state == nil {
+            do {
+                _ = try AgentPaths.resolvedRuntimeDirectory()
+            } catch {
+                FileHandle.standardError.write(Data("sharebrokerd: \(error)\n".utf8))
+                throw ExitCode(78)
+            }
+        }
         let socketPath = socket ?? AgentPaths.socket
         if reload || status {
             do {
@@ -67,10 +79,11 @@ struct ShareBrokerDaemon: ParsableCommand {
             }
             return
         }
-        let configuration = AgentConfiguration(
+        var configuration = AgentConfiguration(
             stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
+        configuration.usePeerPidfd = !noPeerPidfd
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)
