@@ -213,6 +213,7 @@ let testTargets: [Target] = [
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerAgentClient",
+                "ShareBrokerPOSIX",
             ],
             swiftSettings: strictSwift6
         ),

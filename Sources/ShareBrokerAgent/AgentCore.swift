@@ -560,9 +560,34 @@ public final class AgentCore: Sendable {
         if persist {
             do throws(AgentStateError) { try DurableFile.writeAtomically(bytes, to: policyPath) } catch { throw .state(error) }
         }
+        // Re-identify every live session against the new registry (outside the lock: hashing may
+        // take a while; the digest cache makes an unchanged binary cheap). A session whose
+        // process no longer matches (pin or executable changed, app removed or now another id)
+        // is closed; if it had received keys, the ring rotates.
+        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app) } }
+        var mismatched: [UInt64: RefusalMessage] = [:]
+        for session in live {
+            switch identifier.identify(session.peer, in: registry) {
+            case .success(let app) where app.id == session.app:
+                continue
+            case .success(let app):
+                mismatched[session.id] = RefusalMessage(
+                    reason: .unregistered,
+                    message: "the device policy now registers this executable as \(app.id), not \(session.app); connect again",
+                    peer: PeerDescription(pid: session.peer.pid, uid: session.peer.uid, executable: app.executable))
+            case .failure(let refusal):
+                mismatched[session.id] = refusal
+            }
+        }
         let result = try state.withLock { (state) throws(AgentError) -> (rotated: Bool, revoked: [String], push: UInt64) in
             let entitled = Self.entitled(registry)
-            let revoked = Set(state.metadata.entitled).subtracting(entitled)
+            var revoked = Set(state.metadata.entitled).subtracting(entitled)
+            for (id, refusal) in mismatched {
+                guard let session = state.sessions.removeValue(forKey: id) else { continue }
+                if let sent = session.sentKeyIDs, !sent.isEmpty { revoked.insert(session.app + " (pid \(session.peer.pid): \(refusal.reason.rawValue))") }
+                session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
+                refuse(refusal, peer: session.peer, connection: session.connection)
+            }
             var ring = state.ring
             var metadata = state.metadata
             if !revoked.isEmpty {

@@ -184,6 +184,14 @@ enum SecureFolders {
             }
         }
         try check(directory, info, private: `private`)
+        if `private` {
+            // Whoever owns the folder above can rename or replace this one: it must be ours (or
+            // root's) and writable by nobody else too.
+            let up = DurableFile.parent(of: directory)
+            var upInfo = stat()
+            guard lstat(up, &upInfo) == 0 else { throw AgentStateError(operation: "inspect folder", path: up, code: errno) }
+            try check(up, upInfo, private: false)
+        }
         if `private` && (info.st_mode & 0o077) != 0 && info.st_uid == geteuid() {
             guard chmod(directory, 0o700) == 0 else { throw AgentStateError(operation: "chmod 0700", path: directory, code: errno) }
         }
