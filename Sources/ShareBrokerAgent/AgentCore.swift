@@ -70,7 +70,7 @@ public enum AgentError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Where the agent sends frames to one connected client. The NIO server implements it; the
+/// Where the agent sends frames to one connected client. ``AgentServer`` implements it; the
 /// core never touches a socket.
 public protocol AgentConnection: Sendable {
     /// Sends `frames` in order. `sensitive` frames hold key bytes: the sender zeroes its copies
