@@ -130,6 +130,9 @@ public final class AgentCore: Sendable {
         var connection: any AgentConnection
         /// The key ids last sent to this session (empty: "no keys"); `nil` before the first.
         var sentKeyIDs: [UInt32]?
+        /// Whether the session asked for keys after its welcome (a `keyRequest` frame): no key
+        /// frame is sent before.
+        var keysRequested = false
     }
 
     struct State {
@@ -306,17 +309,19 @@ public final class AgentCore: Sendable {
     /// `stillConnected` tells whether the process that connected is still alive with the same
     /// pid (its pidfd): checked after `/proc` was read, so a pid recycled in between cannot
     /// stand in for it.
+    ///
+    /// `verify` runs after identification, just before the welcome: a refusal it returns is sent
+    /// instead (the server refuses a process that exited, or bytes written before the welcome).
+    /// The key ring is sent only when the session asks for it (``keysRequested(session:)``).
     public func admitApp(peer: PeerCredentials, connection: any AgentConnection,
-                         stillConnected: @Sendable () -> Bool = { true }) {
+                         verify: @Sendable (_ executable: String) -> RefusalMessage? = { _ in nil }) {
         let registry = state.withLock { $0.registry }
         switch identifier.identify(peer, in: registry) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
         case .success(let app):
-            guard stillConnected() else {
-                refuse(RefusalMessage(reason: .processGone, message: "process \(peer.pid), which connected, exited before it was identified (its pid may now be another process's); it gets no keys and no policy",
-                                      peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable)),
-                       peer: peer, connection: connection)
+            if let refusal = verify(app.executable) {
+                refuse(refusal, peer: peer, connection: connection)
                 return
             }
             let admitted = state.withLock { state -> Bool in
@@ -333,9 +338,7 @@ public final class AgentCore: Sendable {
                     device: Self.wireDevice(for: current, in: state.registry),
                     nativeMail: state.registry.nativeMail.wire)
                 connection.send([AgentMessage.frame(.welcome, welcome)], sensitive: false)
-                var admittedSession = session
-                admittedSession.sentKeyIDs = sendKeys(to: session, state: state)
-                state.sessions[id] = admittedSession
+                state.sessions[id] = session
                 return true
             }
             if admitted {
@@ -444,6 +447,17 @@ public final class AgentCore: Sendable {
     /// Whether `peer` may administer the agent: the agent's own user, or root.
     public func mayAdminister(_ peer: PeerCredentials) -> Bool {
         peer.uid == 0 || peer.uid == getuid()
+    }
+
+    /// The session asked for its keys after its welcome: send the ring (or "no keys"). A second
+    /// request sends the ring again.
+    public func keysRequested(session id: UInt64) {
+        state.withLock { state in
+            guard var session = state.sessions[id] else { return }
+            session.keysRequested = true
+            session.sentKeyIDs = sendKeys(to: session, state: state)
+            state.sessions[id] = session
+        }
     }
 
     /// The session ended.
@@ -618,7 +632,7 @@ public final class AgentCore: Sendable {
                     continue
                 }
                 // Keys only when they changed for this session (a rotation, or a change of entitlement).
-                if session.sentKeyIDs != keyIDs(for: session.app, state: state) {
+                if session.keysRequested, session.sentKeyIDs != keyIDs(for: session.app, state: state) {
                     let sent = sendKeys(to: session, state: state)
                     state.sessions[id]?.sentKeyIDs = sent
                 }

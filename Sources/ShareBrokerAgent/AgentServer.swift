@@ -231,6 +231,13 @@ final class SocketConnection: AgentConnection {
     enum ReadOutcome { case more, ended }
 
     private func receive(into input: inout Input) -> ReadOutcome {
+        if case .closing = phase {
+            // A refusal or an error is on its way: what else arrives is read and dropped.
+            input.filled = 0
+            _ = PeerSocket.receive(fd, into: &input.buffer, offset: 0, count: input.buffer.count)
+            input.wipe()
+            return .more
+        }
         if input.filled == input.buffer.count {
             // Never more than one whole frame of the current limit (and its prefix).
             return fail("a frame larger than the agent accepts here")
@@ -285,20 +292,28 @@ final class SocketConnection: AgentConnection {
                 memset(base + (input.filled - consumed), 0, consumed)
             }
             input.filled -= consumed
-            if case .ended = handle(frame) { return .ended }
-            if shared.withLock({ $0.closeRequested }) { return .more }
+            if case .ended = handle(frame, pendingAfter: input.filled) { return .ended }
+            if shared.withLock({ state -> Bool in
+                if case .closing = state.phase { return true }
+                return state.closeRequested
+            }) {
+                input.wipe()
+                return .more
+            }
         }
         return .more
     }
 
-    private func handle(_ frame: AgentFrame) -> ReadOutcome {
+    private func handle(_ frame: AgentFrame, pendingAfter: Int) -> ReadOutcome {
         do {
             switch (phase, frame.type) {
             case (.awaitingHello, .hello):
                 let hello = try AgentMessage.decode(HelloMessage.self, from: frame.body)
-                handleHello(hello)
+                handleHello(hello, pendingAfter: pendingAfter)
             case (.app(let id), .acknowledgments):
                 core.acknowledgments(try AgentMessage.decode(AcknowledgmentBatch.self, from: frame.body), session: id)
+            case (.app(let id), .keyRequest):
+                core.keysRequested(session: id)
             case (.app(let id), .audit):
                 core.audit(try AgentMessage.decode(AuditBatch.self, from: frame.body), session: id)
             case (.admin, .adminRequest):
@@ -348,7 +363,13 @@ final class SocketConnection: AgentConnection {
         return .more
     }
 
-    private func handleHello(_ hello: HelloMessage) {
+    /// Whether bytes wait on the socket now (not consumed).
+    private func bytesWaiting() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
+    private func handleHello(_ hello: HelloMessage, pendingAfter: Int) {
         guard hello.protocolVersion == Int(AgentFrame.protocolVersion) else {
             shared.withLock { $0.phase = .closing }
             send([AgentMessage.frame(.refused, RefusalMessage(
@@ -373,11 +394,26 @@ final class SocketConnection: AgentConnection {
         case .app:
             shared.withLock { $0.phase = .identifying }
             let pidfd = self.pidfd
-            let pid = peer.pid
+            let peer = self.peer
             // On this connection's thread: reading /proc and hashing may block, nobody else waits.
-            core.admitApp(peer: peer, connection: self, stillConnected: {
-                pidfd >= 0 && PeerSocket.isAlive(pidfd: pidfd, pid: pid)
+            // After /proc was read: the process must still be the one that connected (pidfd), and
+            // nothing may follow the hello yet. Whatever a process wrote before it exec'd the
+            // registered binary was written before that read, so it is seen here and refused.
+            core.admitApp(peer: peer, connection: self, verify: { [self] executable in
+                guard pidfd >= 0 && PeerSocket.isAlive(pidfd: pidfd, pid: peer.pid) else {
+                    return RefusalMessage(reason: .processGone, message: "process \(peer.pid), which connected, exited before it was identified (its pid may now be another process's); it gets no keys and no policy",
+                                          peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: executable))
+                }
+                guard pendingAfter == 0 && !bytesWaiting() else {
+                    return RefusalMessage(reason: .earlyFrames, message: "bytes followed the hello before the welcome (an app waits for the welcome, then asks for its keys); it gets no keys and no policy",
+                                          peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: executable))
+                }
+                return nil
             })
+            // Not admitted: a refusal is on its way (after its audit record); nothing more is read.
+            shared.withLock { state in
+                if case .identifying = state.phase { state.phase = .closing }
+            }
         }
     }
 

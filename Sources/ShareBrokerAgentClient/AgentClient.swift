@@ -141,7 +141,8 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     // MARK: Connecting
 
     /// Connects and completes the handshake: the agent identifies this process from the kernel
-    /// and answers with its app id, its policy and the key ring (or none). Then a background
+    /// and answers with its app id and its policy; the client then asks for the key ring (a
+    /// `keyRequest` frame, written only after the welcome) and receives it (or none). Then a background
     /// thread follows pushes and, if ``AgentClientConfiguration/reconnects``, reconnects.
     ///
     /// - Throws: ``AgentClientError``: the agent is unavailable, refused this process (no keys,
@@ -194,6 +195,8 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         if let expected = configuration.expectedAppID, expected != welcome.app {
             throw .wrongApp(expected: expected, identified: welcome.app)
         }
+        // Keys come only when asked for after the welcome (docs/FORMATS.md, "Agent protocol").
+        try socket.write(AgentFrame(type: .keyRequest, body: []))
         var keys = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
         defer { Zeroize.zero(&keys.body) }
         guard keys.type == .keys else { throw .protocolError("expected the key ring, got a \(keys.type) frame") }

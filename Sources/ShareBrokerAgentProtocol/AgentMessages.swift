@@ -221,6 +221,9 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     case processGone
     /// The agent's connection limits (all users, or this uid) are reached.
     case tooManyConnections
+    /// An app sent bytes after its hello before the welcome (a process that wrote ahead and then
+    /// exec'd the registered binary looks like this).
+    case earlyFrames
 }
 
 /// Agent → client: no keys, no policy. The agent closes the connection after it.

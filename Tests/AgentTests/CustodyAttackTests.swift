@@ -78,6 +78,29 @@ if mode == "fork-exec":
     os.kill(parent, signal.SIGKILL)
     os._exit(0)
 
+if mode in ("pre-exec", "pre-exec-pipelined"):
+    # The parent writes the hello (and, pipelined, the key request) itself, then execs the
+    # registered binary at once; the child keeps the socket and only reads.
+    r, w = os.pipe()
+    child = os.fork()
+    if child != 0:
+        data = frame + (struct.pack(">I", 2) + bytes([1, 12]) if mode == "pre-exec-pipelined" else b"")
+        s.sendall(data)
+        os.dup2(r, 0)
+        os.close(w)
+        os.execv(registered, [registered, "simulate"])
+    parent = os.getppid()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            if os.readlink("/proc/%d/exe" % parent) == registered: break
+        except OSError: pass
+        time.sleep(0.001)
+    frames = read_frames(3)
+    print(json.dumps({"connected": parent, "frames": frames}), flush=True)
+    os.kill(parent, signal.SIGKILL)
+    os._exit(0)
+
 if mode == "recycle":
     # The agent is stopped (SIGSTOP) by the test. P (this process) connects and says hello,
     # then exits; its child runs the registered binary under P's pid (ns_last_pid), then
@@ -165,6 +188,24 @@ if mode == "recycle":
         let good = try h.run(h.notes, ["status"])
         #expect(good.status == 0)
         #expect(good.output.contains("keys 0x"))
+    }
+
+    @Test("Write ahead, then exec: the connecting process writes the hello (and the key request) and execs the registered binary at once, its child keeps the socket: no key ring", arguments: ["pre-exec", "pre-exec-pipelined"])
+    func writeAheadThenExec(mode: String) throws {
+        let python = try #require(Self.python, "python3 is needed to run the attacker")
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let script = try Self.writeAttacker(h)
+        for _ in 0..<3 {
+            let run = try h.run(python, [script, mode, h.socket, h.notes], timeout: 30)
+            let frames = try #require(Self.json(run.output)["frames"] as? [String], "attacker output: \(run.output) \(run.error)")
+            print("write-ahead attack (\(mode)): \(frames)")
+            #expect(!frames.contains { $0.hasPrefix("keys") }, "\(mode): \(frames)")
+            if mode == "pre-exec-pipelined" { #expect(frames.contains { $0.hasPrefix("refused:") }, "\(frames)") }
+        }
+        #expect(try h.run(h.notes, ["status"]).output.contains("keys 0x"))
     }
 
     @Test("A recycled pid: the process that connected exits and the registered binary takes its pid before the agent reads the hello: no key ring, refusal audited (root: ns_last_pid)",
