@@ -51,6 +51,8 @@ final class SocketConnection: AgentConnection {
         var closeRequested = false
         var closeDeadline: UInt64 = 0
         var phase: Phase = .awaitingHello
+        /// The descriptors are closed: nothing may touch them (their numbers may be reused).
+        var ended = false
     }
 
     let fd: Int32
@@ -94,14 +96,15 @@ final class SocketConnection: AgentConnection {
             if state.out.count - state.written > limits.outputBuffer {
                 state.closeRequested = true
                 state.closeDeadline = Self.now()
+                signal(state)
                 return true
             }
+            if state.written < state.out.count { signal(state) }
             return false
         }
         if overflow {
             core.logger.notice("dropped a client that does not read", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
         }
-        signal()
     }
 
     func admitted(session id: UInt64) {
@@ -114,11 +117,14 @@ final class SocketConnection: AgentConnection {
                 state.closeRequested = true
                 state.closeDeadline = Self.now() + 2_000_000_000
             }
+            signal(state)
         }
-        signal()
     }
 
-    private func signal() {
+    /// Wakes the connection's thread; called with the lock held, so never after its descriptors
+    /// are closed.
+    private func signal(_ state: Shared) {
+        guard !state.ended else { return }
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
     }
@@ -204,11 +210,12 @@ final class SocketConnection: AgentConnection {
             Zeroize.zero(&state.out)
             state.out = []
             state.closeRequested = true
+            state.ended = true
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+            Glibc.close(fd)
+            Glibc.close(wake)
+            if pidfd >= 0 { Glibc.close(pidfd) }
         }
-        _ = shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
-        Glibc.close(wake)
-        if pidfd >= 0 { Glibc.close(pidfd) }
     }
 
     /// The bytes read and not yet decoded, bounded by the frame size the phase allows.
