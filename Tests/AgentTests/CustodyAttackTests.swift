@@ -532,6 +532,42 @@ while True:
         #expect(try h.run(h.notes, ["status"]).status == 0)
     }
 
+    @Test("Descriptors passed with SCM_RIGHTS alongside a hello are closed by the agent, never kept")
+    func passedDescriptorsClosed() throws {
+        let python = try #require(Self.python, "python3 is needed to pass descriptors")
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let agent = try #require(h.agent)
+        let marker = h.root + "/passed-marker"
+        _ = FileManager.default.createFile(atPath: marker, contents: Data("x".utf8))
+        let script = #"""
+import json, os, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+fds = [os.open(sys.argv[2], os.O_RDONLY) for _ in range(8)]
+hello = json.dumps({"protocolVersion": 1, "role": "app"}).encode()
+socket.send_fds(s, [struct.pack(">I", len(hello) + 2) + bytes([1, 1]) + hello], fds)
+s.settimeout(3)
+try:
+    print(len(s.recv(65536)))
+except socket.timeout:
+    print(0)
+"""#
+        let path = h.root + "/pass.py"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try h.run(python, [path, h.socket, marker])
+        #expect(run.status == 0, "\(run.error)")
+        usleep(200_000)
+        let fdDir = "/proc/\(agent.processIdentifier)/fd"
+        let held = try FileManager.default.contentsOfDirectory(atPath: fdDir).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: fdDir + "/" + $0)) == marker
+        }
+        #expect(held.isEmpty, "the agent holds \(held.count) descriptors of the passed file")
+        #expect(h.wait { h.auditRecords.contains { $0["event"] as? String == "refused" } })
+    }
+
     // MARK: Helpers
 
     static func rss(_ pid: Int32) -> Int? {
