@@ -75,6 +75,12 @@ public final class PeerIdentifier: Sendable {
         guard let app = registry.app(forExecutable: exe) else {
             return refuse(.unregistered, "\(exe) is not a registered app on this device; it gets no keys and no policy (register its executable in the device policy)")
         }
+        // The user is the kernel's (SO_PEERCRED), checked before anything is hashed.
+        let allowed = app.users ?? [geteuid(), 0]
+        guard allowed.contains(peer.uid) else {
+            let who = app.users == nil ? "only the agent's user (uid \(geteuid())) and root, as the app names no users" : "uids \(allowed.map(String.init).joined(separator: ", "))"
+            return refuse(.userNotAllowed, "\(exe) is registered as \(app.id), but uid \(peer.uid) may not run it: the device policy allows \(who); it gets no keys and no policy (add the uid to the app's \"users\")")
+        }
         var running = stat()
         var registered = stat()
         guard stat("\(procRoot)/\(peer.pid)/exe", &running) == 0, stat(app.executable, &registered) == 0,

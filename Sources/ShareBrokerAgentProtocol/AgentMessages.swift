@@ -221,6 +221,8 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     case processGone
     /// The agent's connection limits (all users, or this uid) are reached.
     case tooManyConnections
+    /// The process runs a registered app as a user the device policy does not allow for it.
+    case userNotAllowed
     /// An app sent bytes after its hello before the welcome (a process that wrote ahead and then
     /// exec'd the registered binary looks like this).
     case earlyFrames

@@ -305,6 +305,42 @@ if mode == "recycle":
         }
     }
 
+    // MARK: Item 2: the user is part of the app
+
+    @Test("Another user runs a registered binary: refused unless the app names that uid in users; naming it admits that user only",
+          .enabled(if: CustodyAttackTests.canMakeUsers, "needs root, useradd, userdel and setpriv to run the app as another user"))
+    func otherUserRunsRegisteredBinary() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        let user = try TestUser()
+        chmod(h.root, 0o755)
+        try h.startAgent(arguments: ["--policy", h.policyPath, "--allow-other-users"])
+        defer { h.stopAgent() }
+        func runAs(_ uid: UInt32, _ gid: UInt32, _ executable: String, _ arguments: [String]) throws -> AgentHarness.Run {
+            try runProcess("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", executable] + arguments,
+                           environment: h.environment)
+        }
+        // No users named: the agent's own user (root here) only.
+        let stranger = try runAs(user.uid, user.gid, h.notes, ["status", "--timeout", "5000"])
+        #expect(stranger.status == 77, "\(stranger.output) \(stranger.error)")
+        #expect(stranger.output.contains("userNotAllowed"))
+        #expect(!stranger.output.contains("keys 0x"))
+        #expect(h.wait { h.auditRecords.contains {
+            $0["reason"] as? String == "userNotAllowed" && ($0["uid"] as? Int) == Int(user.uid)
+        } })
+        #expect(try h.run(h.notes, ["status"]).output.contains("keys 0x"))
+
+        // Naming the uid admits it, and only it: root is no longer on the list either.
+        let policy = try String(contentsOfFile: h.policyPath, encoding: .utf8).replacingOccurrences(
+            of: #""executable": "\#(h.notes)""#, with: #""executable": "\#(h.notes)", "users": [\#(user.uid)]"#)
+        try policy.write(toFile: h.policyPath, atomically: true, encoding: .utf8)
+        h.reloadAgent()
+        #expect(h.wait { (try? runAs(user.uid, user.gid, h.notes, ["status", "--timeout", "5000"]).output.contains("keys 0x")) == true })
+        let root = try h.run(h.notes, ["status"])
+        #expect(root.status == 77)
+        #expect(root.output.contains("userNotAllowed"))
+    }
+
     // MARK: Item 3: a policy install re-identifies every live session
 
     @Test("Revoking a build revokes it: a connected app whose pin changes is closed, audited, and the key rotates; another app stays and gets the new ring")
