@@ -223,6 +223,12 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     case tooManyConnections
     /// The process runs a registered app as a user the device policy does not allow for it.
     case userNotAllowed
+    /// The registered executable is writable by someone other than root or the agent's user
+    /// (or owned by someone else): whoever can write it could make any program that app.
+    case unsafeExecutable
+    /// The registered executable is a copy or link of an interpreter or the dynamic loader on
+    /// this system (python, perl, node, a shell, ld-linux...): it runs whatever script it is given.
+    case interpreter
     /// An app sent bytes after its hello before the welcome (a process that wrote ahead and then
     /// exec'd the registered binary looks like this).
     case earlyFrames

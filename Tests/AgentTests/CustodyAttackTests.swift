@@ -341,6 +341,63 @@ if mode == "recycle":
         #expect(root.output.contains("userNotAllowed"))
     }
 
+    // MARK: Item 6: registered executables must be the app's own, and safe
+
+    @Test("A copied interpreter registered as an app, and a registered binary anyone can write: refused, audited, no keys")
+    func interpreterAndWritableExecutable() throws {
+        let python = try #require(Self.python, "python3 is needed for the copied interpreter")
+        let realPython = try #require(realpath(python, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        })
+        let h = try AgentHarness()
+        // A copy, not a link: the attack of issue 13 (copy python3 to a registered path).
+        let copied = h.apps + "/acme-notes"
+        try Data(contentsOf: URL(fileURLWithPath: realPython)).write(to: URL(fileURLWithPath: copied))
+        chmod(copied, 0o755)
+        let copyOfWritable = h.apps + "/writable-copy"
+        try Data(contentsOf: URL(fileURLWithPath: AgentHarness.sharebroker)).write(to: URL(fileURLWithPath: copyOfWritable))
+        chmod(copyOfWritable, 0o777)
+        try h.writePolicy([
+            ("com.acme.notes", copied, AgentHarness.secureCopyPolicy, nil),
+            ("com.acme.writable", copyOfWritable, AgentHarness.secureCopyPolicy, nil),
+        ])
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let script = h.root + "/hello.py"
+        try #"""
+import json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+hello = json.dumps({"protocolVersion": 1, "role": "app"}).encode()
+s.sendall(struct.pack(">I", len(hello) + 2) + bytes([1, 1]) + hello)
+s.settimeout(3)
+buf = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d: break
+        buf += d
+except socket.timeout: pass
+out, i = [], 0
+while i + 6 <= len(buf):
+    n = struct.unpack(">I", buf[i:i+4])[0]
+    t, body = buf[i+5], buf[i+6:i+4+n]
+    out.append("refused:" + json.loads(body)["reason"] if t == 3 else "type%d" % t)
+    i += 4 + n
+print(json.dumps(out))
+"""#.write(toFile: script, atomically: true, encoding: .utf8)
+        let interpreted = try h.run(copied, [script, h.socket])
+        #expect(interpreted.output.contains("refused:interpreter"), "\(interpreted.output) \(interpreted.error)")
+        #expect(!interpreted.output.contains("type2") && !interpreted.output.contains("type4"))
+        let open = try h.run(copyOfWritable, ["status"])
+        #expect(open.status == 77)
+        #expect(open.output.contains("unsafeExecutable"))
+        #expect(!open.output.contains("keys 0x"))
+        #expect(h.wait { h.auditRecords.contains { $0["reason"] as? String == "interpreter" } })
+        #expect(h.wait { h.auditRecords.contains { $0["reason"] as? String == "unsafeExecutable" } })
+    }
+
     // MARK: Item 3: a policy install re-identifies every live session
 
     @Test("Revoking a build revokes it: a connected app whose pin changes is closed, audited, and the key rotates; another app stays and gets the new ring")
