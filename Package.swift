@@ -58,9 +58,14 @@ let libraryTargets: [Target] = [
             dependencies: ["CSodium"],
             swiftSettings: strictSwift6
         ),
-        // File-system plumbing the package shares (package access): writeAll.
+        // Linux socket glue in C (struct ucred, SO_PASSCRED and SCM_CREDENTIALS, SO_PEERPIDFD,
+        // pidfd_open): only ShareBrokerPOSIX imports it.
+        .target(name: "CShareBrokerSocket"),
+        // File-system and socket plumbing the package shares (package access): writeAll, peer
+        // credentials and pidfds (PeerSocket), owner/mode/symlink checks (SecurePath).
         .target(
             name: "ShareBrokerPOSIX",
+            dependencies: ["CShareBrokerSocket"],
             swiftSettings: strictSwift6
         ),
         // The portable core host apps link: policies, lifecycle, decisions, web views, wipe
@@ -102,7 +107,8 @@ let libraryTargets: [Target] = [
             swiftSettings: strictSwift6
         ),
         // The secure-services agent: registry, peer identity from the kernel, key custody and
-        // persistence, policy push, durable logs. Listens on a Unix socket through swift-nio.
+        // persistence, policy push, durable logs. Listens on a Unix socket with a thread per
+        // connection that reads with recvmsg, so every frame carries its writer's credentials.
         .target(
             name: "ShareBrokerAgent",
             dependencies: [
@@ -110,8 +116,7 @@ let libraryTargets: [Target] = [
                 "ShareBrokerPolicyDocument",
                 "ShareBrokerAgentProtocol",
                 "CSodium",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "ShareBrokerPOSIX",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
@@ -123,6 +128,7 @@ let libraryTargets: [Target] = [
             dependencies: [
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
+                "ShareBrokerPOSIX",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
@@ -244,6 +250,7 @@ let testTargets: [Target] = [
                 "ShareBroker",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerAgentClient",
+                "ShareBrokerPOSIX",
             ],
             swiftSettings: strictSwift6
         ),
@@ -291,7 +298,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // `swift package generate-documentation --target ShareBroker` (the DocC catalog in
         // Sources/ShareBroker/ShareBroker.docc; `make docs` builds it with warnings as errors).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),

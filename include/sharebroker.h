@@ -192,6 +192,16 @@ const char *sb_status_name(sb_status status);
 #define SB_RULE_DRAG_AND_DROP_APPCONNECT_TARGET 15
 #define SB_RULE_DRAG_AND_DROP_NOT_APPCONNECT_TARGET 16
 #define SB_RULE_DRAG_AND_DROP_NONE 17
+/* Inbound (Open From) and paste-in decisions. */
+#define SB_RULE_OPEN_FROM_AUTHORIZED 18
+#define SB_RULE_OPEN_FROM_UNAUTHORIZED 19
+#define SB_RULE_SOURCE_IN_OPEN_FROM_WHITELIST 20
+#define SB_RULE_SOURCE_NOT_IN_OPEN_FROM_WHITELIST 21
+#define SB_RULE_UNKNOWN_SOURCE_UNDER_WHITELIST 22
+#define SB_RULE_PASTE_INTO_UNMANAGED_CONTENT 23
+#define SB_RULE_PASTE_IN_ANY_APP 24
+#define SB_RULE_PASTE_IN_OWN_ITEM 25
+#define SB_RULE_PASTE_IN_FROM_OTHER_APP 26
 
 /* A decision: whether the action may happen, the rule, and the policy generation it read. */
 typedef struct sb_decision {
@@ -504,6 +514,8 @@ sb_status sb_drag_and_drop(sb_broker *broker, const char *target, sb_decision *o
 #define SB_COPY_RULE_SECURE_COPY 5
 #define SB_COPY_RULE_SECURE_SERVICES_UNAVAILABLE 6
 #define SB_COPY_RULE_NO_KEYS 7
+/* Plain text within the policy's character-count exception: written in the clear. */
+#define SB_COPY_RULE_SHORT_TEXT_EXCEPTION 8
 
 /* What a copy did. */
 typedef struct sb_copy_result {

@@ -30,6 +30,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var socketMode: UInt16
     /// How long a new connection may take to say hello before it is dropped.
     public var handshakeTimeoutMilliseconds: Int
+    /// Whether to take the peer's pidfd with `SO_PEERPIDFD` (Linux 6.5+) when the kernel has
+    /// it; `false` uses `pidfd_open` at accept, as on older kernels (tests exercise both).
+    public var usePeerPidfd: Bool = true
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil, policyDirectory: String? = nil,
@@ -85,7 +88,7 @@ public enum AgentError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Where the agent sends frames to one connected client. The NIO server implements it; the
+/// Where the agent sends frames to one connected client. ``AgentServer`` implements it; the
 /// core never touches a socket.
 public protocol AgentConnection: Sendable {
     /// Sends `frames` in order. `sensitive` frames hold key bytes: the sender zeroes its copies
@@ -128,6 +131,11 @@ struct AuditLogRecord: Codable, Sendable {
     var reason: String?
     var erased: [String]?
     var failed: [String: String]?
+    /// For a refusal: the process that wrote the refused bytes, when it is not `pid`.
+    var writerPid: Int32?
+    var writerUid: UInt32?
+    /// For a coalesced refusal record: how many refusals of this kind it stands for.
+    var count: Int?
 }
 
 /// The agent's logic, without networking: the registry, identification, key custody and
@@ -140,6 +148,9 @@ public final class AgentCore: Sendable {
         var connection: any AgentConnection
         /// The key ids last sent to this session (empty: "no keys"); `nil` before the first.
         var sentKeyIDs: [UInt32]?
+        /// Whether the session asked for keys after its welcome (a `keyRequest` frame): no key
+        /// frame is sent before.
+        var keysRequested = false
     }
 
     struct State {
@@ -175,8 +186,7 @@ public final class AgentCore: Sendable {
         self.logger = logger
         let directory = configuration.stateDirectory
         do {
-            try DurableFile.makeDirectories(directory)
-            _ = chmod(directory, 0o700)
+            try SecureFolders.makeDirectories(directory, private: true)
             lockDescriptor = try Self.lockStateFolder(directory)
             keyStore = KeyStore(directory: directory)
             acknowledgmentLog = try DurableLog(path: directory + "/acknowledgments.jsonl")
@@ -228,6 +238,10 @@ public final class AgentCore: Sendable {
         let path = directory + "/agent.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw AgentStateError(operation: "open", path: path, code: errno) }
+        do throws(AgentStateError) { try SecureFolders.checkOwnedFile(fd, path: path) } catch {
+            close(fd)
+            throw error
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             close(fd)
@@ -330,12 +344,25 @@ public final class AgentCore: Sendable {
     /// A client said hello as an app: identify it from the kernel and, if it is a registered
     /// AppConnect app, register the session and send its welcome, key ring (or "no keys") and
     /// nothing else; otherwise send a refusal, audit it and close.
-    public func admitApp(peer: PeerCredentials, connection: any AgentConnection) {
+    ///
+    /// `stillConnected` tells whether the process that connected is still alive with the same
+    /// pid (its pidfd): checked after `/proc` was read, so a pid recycled in between cannot
+    /// stand in for it.
+    ///
+    /// `verify` runs after identification, just before the welcome: a refusal it returns is sent
+    /// instead (the server refuses a process that exited, or bytes written before the welcome).
+    /// The key ring is sent only when the session asks for it (``keysRequested(session:)``).
+    public func admitApp(peer: PeerCredentials, connection: any AgentConnection,
+                         verify: @Sendable (_ executable: String) -> RefusalMessage? = { _ in nil }) {
         let registry = state.withLock { $0.registry }
         switch identifier.identify(peer, in: registry) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
         case .success(let app):
+            if let refusal = verify(app.executable) {
+                refuse(refusal, peer: peer, connection: connection)
+                return
+            }
             let admitted = state.withLock { state -> Bool in
                 // The registry may have changed while we hashed: identify against the current one.
                 guard let current = state.registry.app(forExecutable: app.executable), current.id == app.id,
@@ -350,9 +377,7 @@ public final class AgentCore: Sendable {
                     device: Self.wireDevice(for: current, in: state.registry),
                     nativeMail: state.registry.nativeMail.wire)
                 connection.send([AgentMessage.frame(.welcome, welcome)], sensitive: false)
-                var admittedSession = session
-                admittedSession.sentKeyIDs = sendKeys(to: session, state: state)
-                state.sessions[id] = admittedSession
+                state.sessions[id] = session
                 return true
             }
             if admitted {
@@ -390,22 +415,89 @@ public final class AgentCore: Sendable {
         }
     }
 
-    private func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, connection: any AgentConnection) {
-        logger.notice("refused a process", metadata: [
-            "reason": "\(refusal.reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
-            "executable": "\(refusal.peer?.executable ?? "?")"])
-        let record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
-                                    executable: refusal.peer?.executable, reason: refusal.reason.rawValue)
+    /// Sends `refusal` and closes, after auditing it (coalesced: see ``auditCoalesced(reason:peer:executable:writer:then:)``).
+    func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, writer: PeerCredentials? = nil,
+                connection: any AgentConnection) {
         systemLog?.export(SystemLogRecord(event: "refused", pid: peer.pid, uid: peer.uid, reason: refusal.reason.rawValue, isWarning: true))
-        auditLog.append([record]) { _ in
+        auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer) {
             connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
             connection.close()
         }
     }
 
+    struct RefusalKey: Hashable {
+        var reason: RefusalReason
+        var uid: UInt32
+        var executable: String?
+    }
+
+    /// Refusals seen in the current one-second window, by kind; `count` is how many were not
+    /// written on their own.
+    private let refusalWindow = Mutex<[RefusalKey: Int]>([:])
+
+    /// Audits a refusal: the first of its kind (reason, uid, executable) in a one-second window
+    /// is written on its own (with the pid) and `then` runs once it is durable; later ones in
+    /// the window only count, and ``flushCoalescedRefusals()`` writes one record with the count,
+    /// so a flood of refused connections costs one fsync per kind per second, not one each.
+    func auditCoalesced(reason: RefusalReason, peer: PeerCredentials, executable: String?,
+                        writer: PeerCredentials? = nil, then: @escaping @Sendable () -> Void) {
+        let key = RefusalKey(reason: reason, uid: peer.uid, executable: executable)
+        let first = refusalWindow.withLock { window -> Bool in
+            if let seen = window[key] {
+                window[key] = seen + 1
+                return false
+            }
+            window[key] = 0
+            return true
+        }
+        guard first else {
+            then()
+            return
+        }
+        logger.notice("refused a process", metadata: [
+            "reason": "\(reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
+            "executable": "\(executable ?? "?")"])
+        var record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
+                                    executable: executable, reason: reason.rawValue)
+        record.writerPid = writer?.pid
+        record.writerUid = writer?.uid
+        auditLog.append([record]) { _ in then() }
+    }
+
+    /// Writes one record per kind of refusal that was counted but not written in the window
+    /// that ends now, and starts a new window.
+    public func flushCoalescedRefusals() {
+        let window = refusalWindow.withLock { window -> [RefusalKey: Int] in
+            defer { window = [:] }
+            return window
+        }
+        let time = Self.now()
+        let records = window.filter { $0.value > 0 }.map { key, count in
+            var record = AuditLogRecord(time: time, event: "refused", app: nil, pid: nil, uid: key.uid,
+                                        executable: key.executable, reason: key.reason.rawValue)
+            record.count = count
+            return record
+        }
+        guard !records.isEmpty else { return }
+        logger.notice("refused processes (coalesced)", metadata: ["records": "\(records.count)",
+                                                                  "refusals": "\(records.compactMap(\.count).reduce(0, +))"])
+        auditLog.append(records) { _ in }
+    }
+
     /// Whether `peer` may administer the agent: the agent's own user, or root.
     public func mayAdminister(_ peer: PeerCredentials) -> Bool {
         peer.uid == 0 || peer.uid == getuid()
+    }
+
+    /// The session asked for its keys after its welcome: send the ring (or "no keys"). A second
+    /// request sends the ring again.
+    public func keysRequested(session id: UInt64) {
+        state.withLock { state in
+            guard var session = state.sessions[id] else { return }
+            session.keysRequested = true
+            session.sentKeyIDs = sendKeys(to: session, state: state)
+            state.sessions[id] = session
+        }
     }
 
     /// The session ended.
@@ -548,9 +640,34 @@ public final class AgentCore: Sendable {
         if persist {
             do throws(AgentStateError) { try DurableFile.writeAtomically(bytes, to: policyPath) } catch { throw .state(error) }
         }
+        // Re-identify every live session against the new registry (outside the lock: hashing may
+        // take a while; the digest cache makes an unchanged binary cheap). A session whose
+        // process no longer matches (pin or executable changed, app removed or now another id)
+        // is closed; if it had received keys, the ring rotates.
+        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app) } }
+        var mismatched: [UInt64: RefusalMessage] = [:]
+        for session in live {
+            switch identifier.identify(session.peer, in: registry) {
+            case .success(let app) where app.id == session.app:
+                continue
+            case .success(let app):
+                mismatched[session.id] = RefusalMessage(
+                    reason: .unregistered,
+                    message: "the device policy now registers this executable as \(app.id), not \(session.app); connect again",
+                    peer: PeerDescription(pid: session.peer.pid, uid: session.peer.uid, executable: app.executable))
+            case .failure(let refusal):
+                mismatched[session.id] = refusal
+            }
+        }
         let result = try state.withLock { (state) throws(AgentError) -> (rotated: Bool, revoked: [String], push: UInt64) in
             let entitled = Self.entitled(registry)
-            let revoked = Set(state.metadata.entitled).subtracting(entitled)
+            var revoked = Set(state.metadata.entitled).subtracting(entitled)
+            for (id, refusal) in mismatched {
+                guard let session = state.sessions.removeValue(forKey: id) else { continue }
+                if let sent = session.sentKeyIDs, !sent.isEmpty { revoked.insert(session.app + " (pid \(session.peer.pid): \(refusal.reason.rawValue))") }
+                session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
+                refuse(refusal, peer: session.peer, connection: session.connection)
+            }
             var ring = state.ring
             var metadata = state.metadata
             if !revoked.isEmpty {
@@ -581,7 +698,7 @@ public final class AgentCore: Sendable {
                     continue
                 }
                 // Keys only when they changed for this session (a rotation, or a change of entitlement).
-                if session.sentKeyIDs != keyIDs(for: session.app, state: state) {
+                if session.keysRequested, session.sentKeyIDs != keyIDs(for: session.app, state: state) {
                     let sent = sendKeys(to: session, state: state)
                     state.sessions[id]?.sentKeyIDs = sent
                 }

@@ -2,84 +2,42 @@
 import Glibc
 #endif
 import Dispatch
+import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import ShareBrokerAgentProtocol
 import ShareBrokerCrypto
+import ShareBrokerPOSIX
+import Synchronization
 
-/// Reads frames from the byte stream: the length prefix is checked against
-/// ``ShareBrokerAgentProtocol/AgentFrame/maxFrameSize`` as soon as its four bytes are in, before
-/// the frame is buffered, and the frame itself is decoded by the pure codec.
-struct AgentFrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = AgentFrame
+/// How many connections the agent serves at once, and how large a frame may be before the
+/// welcome (docs/THREAT-MODEL.md, "Memory before authentication").
+public struct AgentConnectionLimits: Sendable, Hashable {
+    /// Connections open at once, all users together; more are refused at accept.
+    public var total: Int
+    /// Connections open at once from one uid (`SO_PEERCRED`); more are refused at accept.
+    public var perUser: Int
+    /// The largest frame accepted before the welcome (the hello is a few dozen bytes).
+    public var frameSizeBeforeWelcome: Int
+    /// The most bytes queued for one client that does not read; past it the connection is dropped.
+    public var outputBuffer: Int
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard buffer.readableBytes >= 4, let prefix = buffer.getBytes(at: buffer.readerIndex, length: 4) else {
-            return .needMoreData
-        }
-        let length = try AgentFrame.bodyLength(prefix: prefix)
-        guard buffer.readableBytes >= 4 + length else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: 4)
-        guard let bytes = buffer.readBytes(length: length) else { return .needMoreData }
-        let frame = try AgentFrame.decode(afterPrefix: bytes[...])
-        context.fireChannelRead(wrapInboundOut(frame))
-        return .continue
+    /// Creates limits.
+    public init(total: Int = 512, perUser: Int = 128, frameSizeBeforeWelcome: Int = 16 * 1024,
+                outputBuffer: Int = 64 * 1024 * 1024) {
+        self.total = max(1, total)
+        self.perUser = max(1, perUser)
+        self.frameSizeBeforeWelcome = max(64, frameSizeBeforeWelcome)
+        self.outputBuffer = max(AgentFrame.maxFrameSize, outputBuffer)
     }
 }
 
-/// `struct ucred` (Linux `SO_PEERCRED`), which Glibc's module does not export without
-/// `_GNU_SOURCE`: the same layout.
-struct KernelPeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
-}
-
-/// The core's view of one NIO channel.
-struct ChannelConnection: AgentConnection {
-    let channel: any Channel
-    let handler: NIOLoopBound<AgentConnectionHandler>
-
-    func send(_ frames: [AgentFrame], sensitive: Bool) {
-        for frame in frames {
-            var bytes = frame.encoded()
-            let buffer = channel.allocator.buffer(bytes: bytes)
-            if sensitive {
-                Zeroize.zero(&bytes)
-                channel.writeAndFlush(buffer).whenComplete { _ in
-                    // Zero the bytes in place once the write is done: NIO no longer reads them, and
-                    // a mutating accessor would copy the storage (copy-on-write) and zero the copy.
-                    buffer.withUnsafeReadableBytes { raw in
-                        if let base = raw.baseAddress { _ = memset(UnsafeMutableRawPointer(mutating: base), 0, raw.count) }
-                    }
-                }
-            } else {
-                channel.writeAndFlush(buffer, promise: nil)
-            }
-        }
-    }
-
-    func admitted(session id: UInt64) {
-        let handler = self.handler
-        channel.eventLoop.execute { handler.value.phase = .app(id) }
-    }
-
-    func close() {
-        let channel = self.channel
-        channel.eventLoop.execute { channel.close(promise: nil) }
-    }
-}
-
-/// One client connection: the handshake, then the frames its role allows. Anything else (a
-/// frame that does not decode, an oversized frame, a frame out of place, silence past the
-/// handshake timeout) gets an error frame and the connection is dropped; other clients are
-/// unaffected.
-final class AgentConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = AgentFrame
-    typealias OutboundOut = ByteBuffer
-
-    enum Phase {
+/// One accepted client, served by a thread of its own: reads go through `recvmsg` with
+/// `SO_PASSCRED`, so every chunk of bytes carries the credentials of the process that wrote it,
+/// and each must be the process that connected (`SO_PEERCRED`), whatever the frame. Writes are
+/// non-blocking and queued (bounded); the connection's thread flushes what the socket did not
+/// take at once.
+final class SocketConnection: AgentConnection {
+    enum Phase: Sendable {
         case awaitingHello
         case identifying
         case app(UInt64)
@@ -87,140 +45,396 @@ final class AgentConnectionHandler: ChannelInboundHandler {
         case closing
     }
 
-    var phase: Phase = .awaitingHello
+    struct Shared {
+        var out: [UInt8] = []
+        var written = 0
+        var closeRequested = false
+        var closeDeadline: UInt64 = 0
+        var phase: Phase = .awaitingHello
+        /// The descriptors are closed: nothing may touch them (their numbers may be reused).
+        var ended = false
+    }
+
+    let fd: Int32
+    let wake: Int32
+    let pidfd: Int32
+    let peer: PeerCredentials
     let core: AgentCore
-    let handshakeTimeout: TimeAmount
-    private var timeout: Scheduled<Void>?
+    let limits: AgentConnectionLimits
+    let handshakeDeadline: UInt64
+    private let shared = Mutex(Shared())
 
-    init(core: AgentCore, handshakeTimeout: TimeAmount = .seconds(5)) {
+    init(fd: Int32, wake: Int32, pidfd: Int32, peer: PeerCredentials, core: AgentCore, limits: AgentConnectionLimits) {
+        self.fd = fd
+        self.wake = wake
+        self.pidfd = pidfd
+        self.peer = peer
         self.core = core
-        self.handshakeTimeout = handshakeTimeout
+        self.limits = limits
+        self.handshakeDeadline = Self.now() + UInt64(core.configuration.handshakeTimeoutMilliseconds) * 1_000_000
     }
 
-    func channelActive(context: ChannelHandlerContext) {
-        let channel = context.channel
-        timeout = context.eventLoop.scheduleTask(in: handshakeTimeout) {
-            channel.close(promise: nil)
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    var phase: Phase { shared.withLock { $0.phase } }
+
+    // MARK: AgentConnection
+
+    func send(_ frames: [AgentFrame], sensitive: Bool) {
+        let overflow = shared.withLock { state -> Bool in
+            guard !state.closeRequested else { return false }
+            for frame in frames {
+                var bytes = frame.encoded()
+                state.out.append(contentsOf: bytes)
+                if sensitive { Zeroize.zero(&bytes) }
+            }
+            Self.flush(fd, &state)
+            if state.out.count - state.written > limits.outputBuffer {
+                state.closeRequested = true
+                state.closeDeadline = Self.now()
+                signal(state)
+                return true
+            }
+            if state.written < state.out.count { signal(state) }
+            return false
         }
-        context.fireChannelActive()
+        if overflow {
+            core.logger.notice("dropped a client that does not read", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
+        }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        timeout?.cancel()
-        if case .app(let id) = phase { core.disconnected(session: id) }
-        phase = .closing
-        context.fireChannelInactive()
+    func admitted(session id: UInt64) {
+        shared.withLock { $0.phase = .app(id) }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+    func close() {
+        shared.withLock { state in
+            if !state.closeRequested {
+                state.closeRequested = true
+                state.closeDeadline = Self.now() + 2_000_000_000
+            }
+            signal(state)
+        }
+    }
+
+    /// Wakes the connection's thread; called with the lock held, so never after its descriptors
+    /// are closed.
+    private func signal(_ state: Shared) {
+        guard !state.ended else { return }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    /// Writes what the socket takes now; zeroes and drops what was written.
+    private static func flush(_ fd: Int32, _ state: inout Shared) {
+        while state.written < state.out.count {
+            let n = state.out.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress.map { $0 + state.written }, raw.count - state.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                // The peer is gone: drop everything queued.
+                state.written = state.out.count
+                break
+            }
+            state.written += n
+        }
+        if state.written >= state.out.count && !state.out.isEmpty {
+            Zeroize.zero(&state.out)
+            state.out.removeAll(keepingCapacity: true)
+            state.written = 0
+        }
+    }
+
+    // MARK: The connection's thread
+
+    /// Serves the connection until it ends; then tells the core and closes every descriptor.
+    func run() {
+        var input = Input(limit: limits.frameSizeBeforeWelcome)
+        loop: while true {
+            let (pending, closing, closeDeadline, awaitingHello) = shared.withLock { state in
+                (state.written < state.out.count, state.closeRequested, state.closeDeadline, {
+                    if case .awaitingHello = state.phase { return true } else { return false }
+                }())
+            }
+            let now = Self.now()
+            if closing && (!pending || now >= closeDeadline) { break }
+            if awaitingHello && !closing && now >= handshakeDeadline {
+                core.logger.info("dropped a connection that did not say hello in time", metadata: ["pid": "\(peer.pid)"])
+                break
+            }
+            var fds = [
+                pollfd(fd: fd, events: Int16((closing ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
+                pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+            ]
+            var timeout: Int32 = -1
+            if closing { timeout = Int32(min(UInt64(Int32.max), (closeDeadline &- now) / 1_000_000 + 1)) }
+            else if awaitingHello { timeout = Int32(min(UInt64(Int32.max), (handshakeDeadline &- now) / 1_000_000 + 1)) }
+            let ready = poll(&fds, 2, timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if fds[1].revents & Int16(POLLIN) != 0 {
+                var value: UInt64 = 0
+                _ = read(wake, &value, 8)
+            }
+            if pending && fds[0].revents & Int16(POLLOUT) != 0 {
+                shared.withLock { Self.flush(fd, &$0) }
+            }
+            if closing {
+                if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
+                continue
+            }
+            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                switch receive(into: &input) {
+                case .more: continue loop
+                case .ended: break loop
+                }
+            }
+        }
+        input.wipe()
+        if case .app(let id) = shared.withLock({ state -> Phase in
+            let phase = state.phase
+            state.phase = .closing
+            return phase
+        }) {
+            core.disconnected(session: id)
+        }
+        shared.withLock { state in
+            Zeroize.zero(&state.out)
+            state.out = []
+            state.closeRequested = true
+            state.ended = true
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+            Glibc.close(fd)
+            Glibc.close(wake)
+            if pidfd >= 0 { Glibc.close(pidfd) }
+        }
+    }
+
+    /// The bytes read and not yet decoded, bounded by the frame size the phase allows.
+    struct Input {
+        var buffer: [UInt8]
+        var filled = 0
+        var limit: Int
+
+        init(limit: Int) {
+            self.limit = limit
+            buffer = [UInt8](repeating: 0, count: 4 + limit)
+        }
+
+        mutating func wipe() {
+            Zeroize.zero(&buffer)
+            filled = 0
+        }
+    }
+
+    enum ReadOutcome { case more, ended }
+
+    private func receive(into input: inout Input) -> ReadOutcome {
+        if case .closing = phase {
+            // A refusal or an error is on its way: what else arrives is read and dropped.
+            input.filled = 0
+            _ = PeerSocket.receive(fd, into: &input.buffer, offset: 0, count: input.buffer.count)
+            input.wipe()
+            return .more
+        }
+        if input.filled == input.buffer.count {
+            // Never more than one whole frame of the current limit (and its prefix).
+            return fail("a frame larger than the agent accepts here")
+        }
+        let space = input.buffer.count - input.filled
+        switch PeerSocket.receive(fd, into: &input.buffer, offset: input.filled, count: space) {
+        case .failure(let error):
+            if error.code == EAGAIN || error.code == EINTR { return .more }
+            return .ended
+        case .success(let (count, credentials)):
+            if count == 0 { return .ended }
+            guard let credentials, credentials.pid == peer.pid, credentials.uid == peer.uid else {
+                input.wipe()
+                return speakerMismatch(credentials)
+            }
+            input.filled += count
+        }
+        return decodeFrames(&input)
+    }
+
+    private func decodeFrames(_ input: inout Input) -> ReadOutcome {
+        while input.filled >= 4 {
+            let length: Int
+            do {
+                length = try AgentFrame.bodyLength(prefix: Array(input.buffer[0..<4]))
+            } catch {
+                return fail("\(error)")
+            }
+            let allowed: Int
+            switch phase {
+            case .awaitingHello, .identifying: allowed = limits.frameSizeBeforeWelcome
+            default: allowed = AgentFrame.maxFrameSize
+            }
+            guard length <= allowed else {
+                return fail("frame too large: \(length) bytes, at most \(allowed) before the welcome; send the hello first")
+            }
+            if input.buffer.count < 4 + allowed {
+                // Admitted: frames may now be as large as the protocol allows.
+                input.buffer.append(contentsOf: [UInt8](repeating: 0, count: 4 + allowed - input.buffer.count))
+            }
+            guard input.filled >= 4 + length else { return .more }
+            let frame: AgentFrame
+            do {
+                frame = try AgentFrame.decode(afterPrefix: input.buffer[4..<(4 + length)])
+            } catch {
+                return fail("\(error)")
+            }
+            let consumed = 4 + length
+            input.buffer.withUnsafeMutableBytes { raw in
+                guard let base = raw.baseAddress else { return }
+                memmove(base, base + consumed, input.filled - consumed)
+                memset(base + (input.filled - consumed), 0, consumed)
+            }
+            input.filled -= consumed
+            if case .ended = handle(frame, pendingAfter: input.filled) { return .ended }
+            if shared.withLock({ state -> Bool in
+                if case .closing = state.phase { return true }
+                return state.closeRequested
+            }) {
+                input.wipe()
+                return .more
+            }
+        }
+        return .more
+    }
+
+    private func handle(_ frame: AgentFrame, pendingAfter: Int) -> ReadOutcome {
         do {
             switch (phase, frame.type) {
             case (.awaitingHello, .hello):
                 let hello = try AgentMessage.decode(HelloMessage.self, from: frame.body)
-                timeout?.cancel()
-                try handleHello(hello, context: context)
+                handleHello(hello, pendingAfter: pendingAfter)
             case (.app(let id), .acknowledgments):
                 core.acknowledgments(try AgentMessage.decode(AcknowledgmentBatch.self, from: frame.body), session: id)
+            case (.app(let id), .keyRequest):
+                core.keysRequested(session: id)
             case (.app(let id), .audit):
                 core.audit(try AgentMessage.decode(AuditBatch.self, from: frame.body), session: id)
             case (.admin, .adminRequest):
-                let request = try AgentMessage.decode(AdminRequest.self, from: frame.body)
-                handleAdmin(request, context: context)
+                handleAdmin(try AgentMessage.decode(AdminRequest.self, from: frame.body))
             case (.identifying, _):
                 throw FrameError.invalidBody("wait for the welcome before sending more frames")
             default:
                 throw FrameError.invalidBody("a \(frame.type) frame is not expected here")
             }
         } catch {
-            fail(context: context, message: "\(error)")
+            return fail("\(error)")
         }
+        return .more
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(context: context, message: "\(error)")
-    }
-
-    private func fail(context: ChannelHandlerContext, message: String) {
-        if case .closing = phase { return }
+    /// Sends an error frame and closes after it.
+    private func fail(_ message: String) -> ReadOutcome {
+        let previous = shared.withLock { state -> Phase in
+            let phase = state.phase
+            state.phase = .closing
+            return phase
+        }
+        if case .closing = previous { return .more }
         core.logger.notice("dropped a connection", metadata: ["why": "\(message)"])
-        if case .app(let id) = phase { core.disconnected(session: id) }
-        phase = .closing
-        let frame = AgentMessage.frame(.error, ErrorMessage(message: message))
-        let channel = context.channel
-        channel.writeAndFlush(channel.allocator.buffer(bytes: frame.encoded())).whenComplete { _ in
-            channel.close(promise: nil)
-        }
+        if case .app(let id) = previous { core.disconnected(session: id) }
+        send([AgentMessage.frame(.error, ErrorMessage(message: message))], sensitive: false)
+        close()
+        return .more
     }
 
-    private func handleHello(_ hello: HelloMessage, context: ChannelHandlerContext) throws {
-        let channel = context.channel
-        let connection = ChannelConnection(channel: channel, handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+    /// Bytes from a process other than the one that connected (a descriptor shared across
+    /// `fork`, or inherited across `exec`): no keys, no policy, audited, closed.
+    private func speakerMismatch(_ writer: KernelCredentials?) -> ReadOutcome {
+        let previous = shared.withLock { state -> Phase in
+            let phase = state.phase
+            state.phase = .closing
+            return phase
+        }
+        if case .closing = previous { return .more }
+        if case .app(let id) = previous { core.disconnected(session: id) }
+        let writerText = writer.map { "process \($0.pid) (uid \($0.uid))" } ?? "a writer the kernel did not name"
+        let refusal = RefusalMessage(
+            reason: .speakerMismatch,
+            message: "bytes on this connection came from \(writerText), not from process \(peer.pid), which connected; the connection is closed and gets no keys and no policy (do not share the agent's socket across fork or exec)",
+            peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: core.identifier.executable(of: peer.pid)))
+        core.refuse(refusal, peer: peer, writer: writer.map { PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }, connection: self)
+        return .more
+    }
+
+    /// Whether bytes wait on the socket now (not consumed).
+    private func bytesWaiting() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
+    private func handleHello(_ hello: HelloMessage, pendingAfter: Int) {
         guard hello.protocolVersion == Int(AgentFrame.protocolVersion) else {
-            connection.send([AgentMessage.frame(.refused, RefusalMessage(
+            shared.withLock { $0.phase = .closing }
+            send([AgentMessage.frame(.refused, RefusalMessage(
                 reason: .protocolVersion,
                 message: "the agent speaks protocol \(AgentFrame.protocolVersion), the client \(hello.protocolVersion); use matching versions",
                 peer: nil))], sensitive: false)
-            connection.close()
-            phase = .closing
+            close()
             return
         }
-        guard let provider = channel as? any SocketOptionProvider else {
-            throw FrameError.invalidBody("the agent cannot read this connection's peer credentials")
-        }
-        phase = .identifying
-        let core = self.core
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let credentials: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        credentials.whenComplete { result in
-            switch result {
-            case .failure:
-                connection.send([AgentMessage.frame(.refused, RefusalMessage(
-                    reason: .unidentified, message: "the agent could not read the peer's credentials", peer: nil))],
+        switch hello.role {
+        case .admin:
+            if core.mayAdminister(peer) {
+                shared.withLock { $0.phase = .admin }
+            } else {
+                shared.withLock { $0.phase = .closing }
+                send([AgentMessage.frame(.refused, RefusalMessage(
+                    reason: .notAdministrator,
+                    message: "only the agent's user (uid \(getuid())) or root may administer it", peer: nil))],
                     sensitive: false)
-                connection.close()
-                bound.value.phase = .closing
-            case .success(let cred):
-                let peer = PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid)
-                switch hello.role {
-                case .admin:
-                    if core.mayAdminister(peer) {
-                        bound.value.phase = .admin
-                    } else {
-                        connection.send([AgentMessage.frame(.refused, RefusalMessage(
-                            reason: .notAdministrator,
-                            message: "only the agent's user (uid \(getuid())) or root may administer it", peer: nil))],
-                            sensitive: false)
-                        connection.close()
-                        bound.value.phase = .closing
-                    }
-                case .app:
-                    // Reading /proc and hashing the executable may block: off the event loop.
-                    DispatchQueue.global().async {
-                        core.admitApp(peer: peer, connection: connection)
-                    }
+                close()
+            }
+        case .app:
+            shared.withLock { $0.phase = .identifying }
+            let pidfd = self.pidfd
+            let peer = self.peer
+            // On this connection's thread: reading /proc and hashing may block, nobody else waits.
+            // After /proc was read: the process must still be the one that connected (pidfd), and
+            // nothing may follow the hello yet. Whatever a process wrote before it exec'd the
+            // registered binary was written before that read, so it is seen here and refused.
+            core.admitApp(peer: peer, connection: self, verify: { [self] executable in
+                guard pidfd >= 0 && PeerSocket.isAlive(pidfd: pidfd, pid: peer.pid) else {
+                    return RefusalMessage(reason: .processGone, message: "process \(peer.pid), which connected, exited before it was identified (its pid may now be another process's); it gets no keys and no policy",
+                                          peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: executable))
                 }
+                guard pendingAfter == 0 && !bytesWaiting() else {
+                    return RefusalMessage(reason: .earlyFrames, message: "bytes followed the hello before the welcome (an app waits for the welcome, then asks for its keys); it gets no keys and no policy",
+                                          peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: executable))
+                }
+                return nil
+            })
+            // Not admitted: a refusal is on its way (after its audit record); nothing more is read.
+            shared.withLock { state in
+                if case .identifying = state.phase { state.phase = .closing }
             }
         }
     }
 
-    private func handleAdmin(_ request: AdminRequest, context: ChannelHandlerContext) {
-        let core = self.core
-        let channel = context.channel
-        DispatchQueue.global().async {
-            let response: AdminResponse
-            switch request.command {
-            case "reload": response = core.reload()
-            case "setPolicy":
-                response = request.document.map { core.setPolicy($0) }
-                    ?? core.statusWith(ok: false, message: "setPolicy needs a document")
-            case "status": response = core.status()
-            default: response = core.statusWith(ok: false, message: "unknown command '\(request.command)'; use reload, setPolicy or status")
-            }
-            let frame = AgentMessage.frame(.adminResponse, response)
-            channel.writeAndFlush(channel.allocator.buffer(bytes: frame.encoded()), promise: nil)
+    private func handleAdmin(_ request: AdminRequest) {
+        let response: AdminResponse
+        switch request.command {
+        case "reload": response = core.reload()
+        case "setPolicy":
+            response = request.document.map { core.setPolicy($0) }
+                ?? core.statusWith(ok: false, message: "setPolicy needs a document")
+        case "status": response = core.status()
+        default: response = core.statusWith(ok: false, message: "unknown command '\(request.command)'; use reload, setPolicy or status")
         }
+        send([AgentMessage.frame(.adminResponse, response)], sensitive: false)
     }
 }
 
@@ -234,7 +448,8 @@ extension AgentCore {
     }
 }
 
-/// The agent's socket server: swift-nio over a Unix domain socket.
+/// The agent's socket server: a Unix stream socket with `SO_PASSCRED`, an accept thread that
+/// enforces the connection limits, and a thread per connection.
 ///
 /// ```swift
 /// let core = try AgentCore(configuration: .standard)
@@ -242,20 +457,32 @@ extension AgentCore {
 /// try server.waitUntilStopped()          // SIGTERM or SIGINT stops it; SIGHUP reloads
 /// ```
 public final class AgentServer: Sendable {
+    struct Counts {
+        var total = 0
+        var perUser: [UInt32: Int] = [:]
+        var connections: [ObjectIdentifier: SocketConnection] = [:]
+        var stopped = false
+    }
+
     /// The core it serves.
     public let core: AgentCore
-    let channel: any Channel
-    let group: MultiThreadedEventLoopGroup
+    /// The limits in force.
+    public let limits: AgentConnectionLimits
+    let listener: Int32
+    let stopEvent: Int32
+    private let counts = Mutex(Counts())
+    private let acceptDone = DispatchSemaphore(value: 0)
     /// Kept alive for as long as the server; only touched at start.
     nonisolated(unsafe) let signalSources: [any DispatchSourceSignal]
     /// Watches the policy directory, when one is configured.
     let policyWatcher: PolicyDirectoryWatcher?
 
-    private init(core: AgentCore, channel: any Channel, group: MultiThreadedEventLoopGroup,
+    private init(core: AgentCore, limits: AgentConnectionLimits, listener: Int32, stopEvent: Int32,
                  signalSources: [any DispatchSourceSignal], policyWatcher: PolicyDirectoryWatcher?) {
         self.core = core
-        self.channel = channel
-        self.group = group
+        self.limits = limits
+        self.listener = listener
+        self.stopEvent = stopEvent
         self.signalSources = signalSources
         self.policyWatcher = policyWatcher
     }
@@ -263,28 +490,27 @@ public final class AgentServer: Sendable {
     /// Binds the socket (refusing to replace one another agent is listening on), makes it
     /// owner-only (or ``AgentConfiguration/socketMode``), and starts serving.
     /// - Throws: ``AgentError/socket(path:reason:)``.
-    /// - Parameter threads: event-loop threads (default: one per core, at most 4).
-    public static func start(core: AgentCore, threads: Int = min(4, System.coreCount)) throws(AgentError) -> AgentServer {
+    /// - Parameter threads: ignored (each connection has a thread of its own); kept for callers.
+    public static func start(core: AgentCore, threads: Int = 1,
+                             limits: AgentConnectionLimits = AgentConnectionLimits()) throws(AgentError) -> AgentServer {
         let path = core.configuration.socketPath
         do {
-            try DurableFile.makeDirectories(DurableFile.parent(of: path))
+            // Reachable by other users only when they may connect; writable by nobody else.
+            let folderMode: mode_t = core.configuration.socketMode & 0o066 != 0 ? 0o755 : 0o700
+            try SecureFolders.makeDirectories(DurableFile.parent(of: path), mode: folderMode, private: false)
         } catch {
             throw .state(error)
         }
         if Self.someoneListens(on: path) {
             throw .socket(path: path, reason: "another agent is already listening there; stop it first, or give another --socket")
         }
-        unlink(path)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(AgentFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(
-                        core: core, handshakeTimeout: .milliseconds(Int64(core.configuration.handshakeTimeoutMilliseconds))))
-                }
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == geteuid() else {
+                throw .socket(path: path, reason: "something that is not this user's socket is at that path (mode \(String(info.st_mode, radix: 8)), owner uid \(info.st_uid)); remove it, or give another --socket")
             }
+            unlink(path)
+        }
         // SIGHUP reloads; set up before the socket exists, so a reload sent as soon as the agent
         // accepts connections cannot kill it.
         signal(SIGHUP, SIG_IGN)
@@ -294,19 +520,19 @@ public final class AgentServer: Sendable {
             core.logger.notice("SIGHUP: \(response.message)")
         }
         hangup.resume()
-        let previousMask = umask(0o077)
-        let channel: any Channel
+        let listener: Int32
         do {
-            channel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
+            listener = try Self.listen(on: path, mode: core.configuration.socketMode)
         } catch {
-            umask(previousMask)
             hangup.cancel()
-            try? group.syncShutdownGracefully()
-            throw .socket(path: path, reason: "\(error)")
+            throw error
         }
-        umask(previousMask)
-        _ = chmod(path, mode_t(core.configuration.socketMode))
-
+        let stopEvent = PeerSocket.eventDescriptor(nonBlocking: false)
+        guard stopEvent >= 0 else {
+            Glibc.close(listener)
+            hangup.cancel()
+            throw .socket(path: path, reason: "eventfd: \(String(cString: strerror(errno)))")
+        }
         // The policy directory is watched: a change reloads as SIGHUP does.
         let watcher = core.configuration.policyDirectory.flatMap { directory in
             PolicyDirectoryWatcher(directory: directory, logger: core.logger) {
@@ -314,15 +540,141 @@ public final class AgentServer: Sendable {
                 core.logger.notice("policy directory changed: \(response.message)")
             }
         }
+        let server = AgentServer(core: core, limits: limits, listener: listener, stopEvent: stopEvent, signalSources: [hangup],
+                                 policyWatcher: watcher)
+        let thread = Thread { server.acceptLoop() }
+        thread.name = "sharebrokerd.accept"
+        thread.start()
         core.logger.notice("listening", metadata: ["socket": "\(path)", "state": "\(core.configuration.stateDirectory)"])
-        return AgentServer(core: core, channel: channel, group: group, signalSources: [hangup], policyWatcher: watcher)
+        return server
     }
+
+    private static func listen(on path: String, mode: UInt16) throws(AgentError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .socket(path: path, reason: String(cString: strerror(errno))) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(fd)
+            throw .socket(path: path, reason: "the path is longer than 107 bytes; give a shorter --socket")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        // Accepted sockets inherit SO_PASSCRED atomically, so the hello carries credentials even
+        // when the client writes it before the agent accepts.
+        guard PeerSocket.enablePassCredentials(fd) else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw .socket(path: path, reason: "SO_PASSCRED: \(reason)")
+        }
+        let previousMask = umask(0o077)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        umask(previousMask)
+        guard bound == 0, Glibc.listen(fd, 256) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw .socket(path: path, reason: reason)
+        }
+        _ = chmod(path, mode_t(mode))
+        return fd
+    }
+
+    private func acceptLoop() {
+        var lastFlush = SocketConnection.now()
+        while true {
+            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, 1000)
+            let now = SocketConnection.now()
+            if now &- lastFlush >= 1_000_000_000 {
+                core.flushCoalescedRefusals()
+                lastFlush = now
+            }
+            if ready < 0 && errno != EINTR { break }
+            if fds[1].revents != 0 { break }
+            guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            let fd = PeerSocket.accept(listener)
+            if fd < 0 {
+                if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                continue
+            }
+            admit(fd)
+        }
+        core.flushCoalescedRefusals()
+        acceptDone.signal()
+    }
+
+    private func admit(_ fd: Int32) {
+        _ = PeerSocket.enablePassCredentials(fd)
+        guard case .success(let kernel) = PeerSocket.peerCredentials(fd) else {
+            Glibc.close(fd)
+            return
+        }
+        let peer = PeerCredentials(pid: kernel.pid, uid: kernel.uid, gid: kernel.gid)
+        let refusal = counts.withLock { counts -> String? in
+            if counts.stopped { return "the agent is stopping" }
+            if counts.total >= limits.total {
+                return "the agent serves at most \(limits.total) connections at once; close idle ones and retry"
+            }
+            if counts.perUser[peer.uid, default: 0] >= limits.perUser {
+                return "uid \(peer.uid) has \(limits.perUser) connections open, the most the agent allows one user; close idle ones and retry"
+            }
+            counts.total += 1
+            counts.perUser[peer.uid, default: 0] += 1
+            return nil
+        }
+        if let refusal {
+            let frame = AgentMessage.frame(.refused, RefusalMessage(reason: .tooManyConnections, message: refusal,
+                                                                    peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: nil)))
+            _ = frame.encoded().withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            Glibc.close(fd)
+            core.auditCoalesced(reason: .tooManyConnections, peer: peer, executable: nil) {}
+            return
+        }
+        let pidfd: Int32
+        switch PeerSocket.peerPidfd(fd, pid: peer.pid, allowPeerPidfd: core.configuration.usePeerPidfd) {
+        case .success(let result): pidfd = result.fd
+        case .failure: pidfd = -1   // the process is gone already: identification refuses it
+        }
+        let wake = PeerSocket.eventDescriptor(nonBlocking: true)
+        guard wake >= 0 else {
+            if pidfd >= 0 { Glibc.close(pidfd) }
+            Glibc.close(fd)
+            release(uid: peer.uid, nil)
+            return
+        }
+        let connection = SocketConnection(fd: fd, wake: wake, pidfd: pidfd, peer: peer, core: core, limits: limits)
+        counts.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
+        let thread = Thread { [self] in
+            connection.run()
+            release(uid: peer.uid, connection)
+        }
+        thread.stackSize = 512 * 1024
+        thread.name = "sharebrokerd.connection"
+        thread.start()
+    }
+
+    private func release(uid: UInt32, _ connection: SocketConnection?) {
+        counts.withLock { counts in
+            counts.total -= 1
+            counts.perUser[uid, default: 1] -= 1
+            if counts.perUser[uid] == 0 { counts.perUser[uid] = nil }
+            if let connection { counts.connections[ObjectIdentifier(connection)] = nil }
+        }
+    }
+
+    /// Connections open now.
+    public var openConnections: Int { counts.withLock { $0.total } }
 
     /// Whether a process accepts connections on the socket at `path`.
     static func someoneListens(on path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -349,11 +701,6 @@ public final class AgentServer: Sendable {
             source.resume()
             sources.append(source)
         }
-        let closed = channel.closeFuture
-        DispatchQueue.global().async {
-            try? closed.wait()
-            stop.signal()
-        }
         stop.wait()
         self.stop()
         withExtendedLifetime(sources) {}
@@ -361,10 +708,25 @@ public final class AgentServer: Sendable {
 
     /// Stops serving: closes the listening socket and every connection, removes the socket file.
     public func stop() {
+        let first = counts.withLock { counts -> Bool in
+            defer { counts.stopped = true }
+            return !counts.stopped
+        }
+        guard first else { return }
         policyWatcher?.stop()
-        try? channel.close().wait()
+        var one: UInt64 = 1
+        _ = write(stopEvent, &one, 8)
+        acceptDone.wait()
+        Glibc.close(listener)
         unlink(core.configuration.socketPath)
-        try? group.syncShutdownGracefully()
+        let open = counts.withLock { Array($0.connections.values) }
+        for connection in open { connection.close() }
+        // Give the connections' threads a moment to flush and close.
+        var waited = 0
+        while openConnections > 0 && waited < 200 {
+            usleep(10_000)
+            waited += 1
+        }
         core.logger.notice("stopped")
     }
 }

@@ -87,11 +87,17 @@ enum DurableFile {
     }
 
     /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it
-    /// (mode 0600), fsync it, rename it over `path`, fsync the folder. A reader, or the agent
-    /// after a crash at any moment, sees the old content or the new, never a mix.
+    /// (created with `O_EXCL | O_NOFOLLOW`, mode 0600; a leftover from a crash is removed
+    /// first), fsync it, rename it over `path`, fsync the folder. A reader, or the agent after a
+    /// crash at any moment, sees the old content or the new, never a mix.
     static func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String) throws(AgentStateError) {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd < 0 && errno == EEXIST {
+            // A leftover of a crash (or something planted): unlink never follows a link.
+            unlink(temporary)
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        }
         guard fd >= 0 else { throw AgentStateError(operation: "create", path: temporary, code: errno) }
         do throws(AgentStateError) {
             _ = fchmod(fd, 0o600)
@@ -119,14 +125,20 @@ enum DurableFile {
         try result.get()
     }
 
-    /// The content of `path` (at most `limit` bytes), or `nil` when it does not exist.
+    /// The content of `path` (at most `limit` bytes), or `nil` when it does not exist. The file
+    /// must be a regular file (not a link: `O_NOFOLLOW`) owned by the agent's user.
     static func read(_ path: String, limit: Int) throws(AgentStateError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
+            if errno == ELOOP {
+                throw AgentStateError(operation: "open", path: path, code: 0,
+                                      detail: "it is a symbolic link; the agent never follows links in its state folder: remove it")
+            }
             throw AgentStateError(operation: "open", path: path, code: errno)
         }
         defer { close(fd) }
+        try SecureFolders.checkOwnedFile(fd, path: path)
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while out.count <= limit {
@@ -146,3 +158,75 @@ enum DurableFile {
     }
 }
 
+
+/// Owner, mode and symbolic-link checks for the agent's folders and state files: a folder or
+/// file another user created (or a link planted in its place) is an error, never used.
+enum SecureFolders {
+    /// Creates `directory` (and missing parents) with `mode`, or checks the one that exists
+    /// (`lstat`): it must be a real folder, not a link, owned by the agent's user (or root), and
+    /// writable by nobody else; a `private` folder must also be unreadable by anyone else (it
+    /// is made 0700 when the agent owns it).
+    static func makeDirectories(_ directory: String, mode: mode_t = 0o700, private: Bool) throws(AgentStateError) {
+        var info = stat()
+        if lstat(directory, &info) != 0 {
+            guard errno == ENOENT else { throw AgentStateError(operation: "inspect folder", path: directory, code: errno) }
+            let up = DurableFile.parent(of: directory)
+            if up != directory && up != "." && up != "/" {
+                var upInfo = stat()
+                if lstat(up, &upInfo) != 0 { try makeDirectories(up, mode: mode, private: false) }
+            }
+            if mkdir(directory, mode) != 0 && errno != EEXIST {
+                throw AgentStateError(operation: "create folder", path: directory, code: errno)
+            }
+            try DurableFile.syncDirectory(up)
+            guard lstat(directory, &info) == 0 else {
+                throw AgentStateError(operation: "inspect folder", path: directory, code: errno)
+            }
+        }
+        try check(directory, info, private: `private`)
+        if `private` {
+            // Whoever owns the folder above can rename or replace this one: it must be ours (or
+            // root's) and writable by nobody else too.
+            let up = DurableFile.parent(of: directory)
+            var upInfo = stat()
+            guard lstat(up, &upInfo) == 0 else { throw AgentStateError(operation: "inspect folder", path: up, code: errno) }
+            try check(up, upInfo, private: false)
+        }
+        if `private` && (info.st_mode & 0o077) != 0 && info.st_uid == geteuid() {
+            guard chmod(directory, 0o700) == 0 else { throw AgentStateError(operation: "chmod 0700", path: directory, code: errno) }
+        }
+    }
+
+    static func check(_ directory: String, _ info: stat, private: Bool) throws(AgentStateError) {
+        let kind = info.st_mode & S_IFMT
+        if kind == S_IFLNK {
+            throw AgentStateError(operation: "use folder", path: directory, code: 0,
+                                  detail: "it is a symbolic link; the agent uses only real folders it owns: remove the link, or give another path")
+        }
+        guard kind == S_IFDIR else {
+            throw AgentStateError(operation: "use folder", path: directory, code: 0, detail: "it is not a folder; remove it, or give another path")
+        }
+        let me = geteuid()
+        guard info.st_uid == me || (!`private` && info.st_uid == 0) else {
+            throw AgentStateError(operation: "use folder", path: directory, code: 0,
+                                  detail: "it belongs to uid \(info.st_uid), not to the agent's user (uid \(me)); someone else created it. Remove it (as root), or set XDG_RUNTIME_DIR / SHAREBROKER_RUNTIME_DIR to a folder of your own")
+        }
+        guard (info.st_mode & 0o022) == 0 else {
+            throw AgentStateError(operation: "use folder", path: directory, code: 0,
+                                  detail: "it is writable by other users (mode \(String(info.st_mode & 0o7777, radix: 8))); use a folder only its owner can write (chmod go-w), or give another path")
+        }
+    }
+
+    /// An open state file must be a regular file owned by the agent's user.
+    static func checkOwnedFile(_ fd: Int32, path: String) throws(AgentStateError) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw AgentStateError(operation: "inspect", path: path, code: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw AgentStateError(operation: "use", path: path, code: 0, detail: "it is not a regular file; remove it")
+        }
+        guard info.st_uid == geteuid() else {
+            throw AgentStateError(operation: "use", path: path, code: 0,
+                                  detail: "it belongs to uid \(info.st_uid), not to the agent's user (uid \(geteuid())); someone else planted it: remove it")
+        }
+    }
+}

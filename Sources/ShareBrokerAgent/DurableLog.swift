@@ -30,6 +30,10 @@ final class DurableLog: Sendable {
         let existed = access(path, F_OK) == 0
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw AgentStateError(operation: "open the log", path: path, code: errno) }
+        do throws(AgentStateError) { try SecureFolders.checkOwnedFile(fd, path: path) } catch {
+            close(fd)
+            throw error
+        }
         self.fd = fd
         self.queue = DispatchQueue(label: "sharebrokerd.log." + (path.split(separator: "/").last.map(String.init) ?? "log"))
         if !existed {

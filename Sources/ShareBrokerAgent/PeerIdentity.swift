@@ -75,11 +75,26 @@ public final class PeerIdentifier: Sendable {
         guard let app = registry.app(forExecutable: exe) else {
             return refuse(.unregistered, "\(exe) is not a registered app on this device; it gets no keys and no policy (register its executable in the device policy)")
         }
+        // The user is the kernel's (SO_PEERCRED), checked before anything is hashed.
+        let allowed = app.users ?? [geteuid(), 0]
+        guard allowed.contains(peer.uid) else {
+            let who = app.users == nil ? "only the agent's user (uid \(geteuid())) and root, as the app names no users" : "uids \(allowed.map(String.init).joined(separator: ", "))"
+            return refuse(.userNotAllowed, "\(exe) is registered as \(app.id), but uid \(peer.uid) may not run it: the device policy allows \(who); it gets no keys and no policy (add the uid to the app's \"users\")")
+        }
         var running = stat()
         var registered = stat()
         guard stat("\(procRoot)/\(peer.pid)/exe", &running) == 0, stat(app.executable, &registered) == 0,
               running.st_dev == registered.st_dev, running.st_ino == registered.st_ino else {
             return refuse(.executableChanged, "the file at \(app.executable) is not the one process \(peer.pid) runs (replaced since it started); restart the app")
+        }
+        // Whoever can write the file could make any program this app; an interpreter (or the
+        // loader) runs any script or binary it is handed.
+        let me = geteuid()
+        guard running.st_uid == 0 || running.st_uid == me, (running.st_mode & 0o022) == 0 else {
+            return refuse(.unsafeExecutable, "\(exe) is registered as \(app.id), but it is owned by uid \(running.st_uid) with mode \(String(running.st_mode & 0o7777, radix: 8)): only root or the agent's user may own it and nobody else may write it; it gets no keys and no policy (install it root-owned, mode 0755)")
+        }
+        if isInterpreter(pid: peer.pid, size: Int64(running.st_size), device: UInt64(running.st_dev), inode: UInt64(running.st_ino)) {
+            return refuse(.interpreter, "\(exe) is registered as \(app.id), but it is a copy or link of an interpreter or the dynamic loader of this system, which runs any script it is given; it gets no keys and no policy (register the app's own binary)")
         }
         if let pinned = app.sha256 {
             guard let digest = sha256(ofExecutableOf: peer.pid) else {
@@ -93,6 +108,53 @@ public final class PeerIdentifier: Sendable {
             return refuse(.notAppConnect, "\(exe) is registered as \(app.id), which does not link the library: it has no policy and gets no keys")
         }
         return .success(app)
+    }
+
+    /// Program names (prefixes) that run whatever they are handed.
+    static let interpreterPrefixes = ["python", "perl", "ruby", "node", "nodejs", "bash", "sh", "dash", "zsh", "ksh", "mksh",
+                                      "fish", "tcsh", "csh", "lua", "php", "tclsh", "wish", "java", "busybox", "gdb", "ld-linux",
+                                      "ld-musl", "env", "pwsh", "rscript", "guile", "awk", "gawk", "mawk", "expect"]
+    static let interpreterFolders = ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/lib64", "/usr/lib64",
+                                     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+                                     "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"]
+
+    /// The interpreters of this system by file size: (device, inode, path). Read once.
+    private let interpreters = Mutex<[Int64: [(device: UInt64, inode: UInt64, path: String)]]?>(nil)
+
+    private func interpreterTable() -> [Int64: [(device: UInt64, inode: UInt64, path: String)]] {
+        if let table = interpreters.withLock({ $0 }) { return table }
+        var table: [Int64: [(device: UInt64, inode: UInt64, path: String)]] = [:]
+        var seen = Set<String>()
+        for folder in Self.interpreterFolders {
+            guard let dir = opendir(folder) else { continue }
+            defer { closedir(dir) }
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                let lower = name.lowercased()
+                guard Self.interpreterPrefixes.contains(where: { lower.hasPrefix($0) }) else { continue }
+                var info = stat()
+                let path = folder + "/" + name
+                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, (info.st_mode & 0o111) != 0 || lower.hasPrefix("ld-") else { continue }
+                let key = "\(info.st_dev):\(info.st_ino)"
+                guard seen.insert(key).inserted else { continue }
+                table[Int64(info.st_size), default: []].append((UInt64(info.st_dev), UInt64(info.st_ino), path))
+            }
+        }
+        interpreters.withLock { $0 = table }
+        return table
+    }
+
+    /// Whether the file process `pid` runs is an interpreter of this system: the same file (a
+    /// hard link), or a copy (same size, same SHA-256).
+    func isInterpreter(pid: Int32, size: Int64, device: UInt64, inode: UInt64) -> Bool {
+        guard let candidates = interpreterTable()[size] else { return false }
+        if candidates.contains(where: { $0.device == device && $0.inode == inode }) { return true }
+        guard let digest = sha256(ofExecutableOf: pid) else { return false }
+        return candidates.contains { candidate in
+            Self.sha256(ofFile: candidate.path).map { $0 == digest } ?? false
+        }
     }
 
     /// The SHA-256 (lower-case hex) of the file process `pid` runs, read through

@@ -13,8 +13,9 @@ public enum AdminClient {
     /// - Throws: ``AgentClientError``: agent unavailable, refused (not the agent's user), timed
     ///   out, or an unexpected answer.
     public static func send(_ request: AdminRequest, socketPath: String = AgentPaths.socket,
-                            timeoutMilliseconds: Int = 10_000) throws(AgentClientError) -> AdminResponse {
-        let socket = try FrameSocket.connect(path: socketPath)
+                            timeoutMilliseconds: Int = 10_000,
+                            agentUserIDs: [UInt32]? = nil) throws(AgentClientError) -> AdminResponse {
+        let socket = try FrameSocket.connect(path: socketPath, agentUserIDs: agentUserIDs ?? FrameSocket.defaultAgentUserIDs)
         defer { socket.shutdown() }
         try socket.write(AgentMessage.frame(.hello, HelloMessage(role: .admin)))
         try socket.write(AgentMessage.frame(.adminRequest, request))

@@ -23,12 +23,18 @@ public struct AgentClientConfiguration: Sendable, Hashable {
     public var initialBackoffMilliseconds: Int
     /// The longest delay between two reconnection attempts.
     public var maximumBackoffMilliseconds: Int
+    /// The users trusted as the agent: the process listening on the socket must run as one of
+    /// them (`SO_PEERCRED`), or the client sends nothing and accepts nothing. Default:
+    /// `SHAREBROKER_AGENT_UID` when set, else this process's uid and root.
+    public var agentUserIDs: [UInt32]
 
     /// Creates a configuration.
     public init(socketPath: String = AgentPaths.socket, expectedAppID: String? = nil,
                 handshakeTimeoutMilliseconds: Int = 2_000, reconnects: Bool = true,
-                initialBackoffMilliseconds: Int = 50, maximumBackoffMilliseconds: Int = 2_000) {
+                initialBackoffMilliseconds: Int = 50, maximumBackoffMilliseconds: Int = 2_000,
+                agentUserIDs: [UInt32]? = nil) {
         self.socketPath = socketPath
+        self.agentUserIDs = agentUserIDs ?? FrameSocket.defaultAgentUserIDs
         self.expectedAppID = expectedAppID
         self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
         self.reconnects = reconnects
@@ -135,7 +141,8 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     // MARK: Connecting
 
     /// Connects and completes the handshake: the agent identifies this process from the kernel
-    /// and answers with its app id, its policy and the key ring (or none). Then a background
+    /// and answers with its app id and its policy; the client then asks for the key ring (a
+    /// `keyRequest` frame, written only after the welcome) and receives it (or none). Then a background
     /// thread follows pushes and, if ``AgentClientConfiguration/reconnects``, reconnects.
     ///
     /// - Throws: ``AgentClientError``: the agent is unavailable, refused this process (no keys,
@@ -167,7 +174,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
 
     private func handshake() throws(AgentClientError) -> WelcomeMessage {
         guard !state.withLock({ $0.closed }) else { throw .closed }
-        let socket = try FrameSocket.connect(path: configuration.socketPath)
+        let socket = try FrameSocket.connect(path: configuration.socketPath, agentUserIDs: configuration.agentUserIDs)
         try socket.write(AgentMessage.frame(.hello, HelloMessage(role: .app)))
         let first = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
         let welcome: WelcomeMessage
@@ -188,6 +195,8 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         if let expected = configuration.expectedAppID, expected != welcome.app {
             throw .wrongApp(expected: expected, identified: welcome.app)
         }
+        // Keys come only when asked for after the welcome (docs/FORMATS.md, "Agent protocol").
+        try socket.write(AgentFrame(type: .keyRequest, body: []))
         var keys = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
         defer { Zeroize.zero(&keys.body) }
         guard keys.type == .keys else { throw .protocolError("expected the key ring, got a \(keys.type) frame") }

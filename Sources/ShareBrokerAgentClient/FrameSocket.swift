@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ShareBrokerAgentProtocol
+import ShareBrokerPOSIX
 import Synchronization
 import ShareBrokerCrypto
 
@@ -19,6 +20,9 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
     case wrongApp(expected: String, identified: String)
     /// The client was closed.
     case closed
+    /// The process listening on the socket does not run as a user the client trusts as its agent:
+    /// whoever bound the path could serve policies and keys of its choosing.
+    case untrustedAgent(socket: String, uid: UInt32, trusted: [UInt32])
 
     public var description: String {
         switch self {
@@ -30,6 +34,8 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
         case .wrongApp(let expected, let identified):
             "the agent identified this process as \(identified), not \(expected); check the executable path in the device policy"
         case .closed: "the agent client was closed"
+        case .untrustedAgent(let socket, let uid, let trusted):
+            "the process listening on \(socket) runs as uid \(uid), not as the agent's user (\(trusted.map(String.init).joined(separator: " or "))); nothing it sends is used. Stop it and start sharebrokerd, or set SHAREBROKER_AGENT_UID to the agent's uid if it runs as its own user"
         }
     }
 }
@@ -50,8 +56,19 @@ final class FrameSocket: Sendable {
         close(fd)
     }
 
-    /// Connects to the agent at `path`.
-    static func connect(path: String) throws(AgentClientError) -> FrameSocket {
+    /// The users a client trusts as its agent: `SHAREBROKER_AGENT_UID` when set (a number),
+    /// else this process's own uid and root.
+    static var defaultAgentUserIDs: [UInt32] {
+        if let text = getenv("SHAREBROKER_AGENT_UID").map({ String(cString: $0) }), let uid = UInt32(text) { return [uid] }
+        return getuid() == 0 ? [0] : [getuid(), 0]
+    }
+
+    /// Connects to the agent at `path`, and checks from the kernel (`SO_PEERCRED`: the process
+    /// that called `listen`) that it runs as one of `agentUserIDs`.
+    static func connect(path: String, agentUserIDs: [UInt32] = defaultAgentUserIDs) throws(AgentClientError) -> FrameSocket {
+        if path.hasPrefix(AgentPaths.unsetRuntimeDirectory) {
+            throw .agentUnavailable(socket: path, reason: "neither XDG_RUNTIME_DIR nor SHAREBROKER_RUNTIME_DIR is set, and there is no shared fallback folder; set one of them (or SHAREBROKER_SOCKET)")
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .agentUnavailable(socket: path, reason: String(cString: strerror(errno))) }
         var address = sockaddr_un()
@@ -71,6 +88,16 @@ final class FrameSocket: Sendable {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw .agentUnavailable(socket: path, reason: reason)
+        }
+        switch PeerSocket.peerCredentials(fd) {
+        case .failure(let error):
+            close(fd)
+            throw .agentUnavailable(socket: path, reason: "the agent's credentials could not be read: \(error)")
+        case .success(let server):
+            guard agentUserIDs.contains(server.uid) else {
+                close(fd)
+                throw .untrustedAgent(socket: path, uid: server.uid, trusted: agentUserIDs)
+            }
         }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))

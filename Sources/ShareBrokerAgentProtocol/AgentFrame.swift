@@ -124,6 +124,10 @@ public enum AgentFrameType: UInt8, Sendable, Hashable, CaseIterable {
     case adminResponse = 0x0A
     /// Agent → client: the last frame was not acceptable (``ErrorMessage``); the agent closes.
     case error = 0x0B
+    /// Client → agent, after it read the welcome: send the key ring (empty body). Written by the
+    /// identified process once it knows it was identified, so bytes written by a process before
+    /// it exec'd the registered binary can never ask for keys.
+    case keyRequest = 0x0C
 }
 
 /// Why bytes are not a frame, and what to do.

@@ -253,6 +253,24 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     case notAdministrator
     /// The client speaks another protocol version.
     case protocolVersion
+    /// Bytes on the connection were written by another process than the one that connected
+    /// (`SCM_CREDENTIALS` differs from `SO_PEERCRED`): a socket shared across fork or exec.
+    case speakerMismatch
+    /// The process that connected exited before it was identified (its pid may be reused).
+    case processGone
+    /// The agent's connection limits (all users, or this uid) are reached.
+    case tooManyConnections
+    /// The process runs a registered app as a user the device policy does not allow for it.
+    case userNotAllowed
+    /// The registered executable is writable by someone other than root or the agent's user
+    /// (or owned by someone else): whoever can write it could make any program that app.
+    case unsafeExecutable
+    /// The registered executable is a copy or link of an interpreter or the dynamic loader on
+    /// this system (python, perl, node, a shell, ld-linux...): it runs whatever script it is given.
+    case interpreter
+    /// An app sent bytes after its hello before the welcome (a process that wrote ahead and then
+    /// exec'd the registered binary looks like this).
+    case earlyFrames
 }
 
 /// Agent → client: no keys, no policy. The agent closes the connection after it.

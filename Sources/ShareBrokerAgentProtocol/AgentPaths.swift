@@ -3,16 +3,34 @@ import Foundation
 /// Where the agent and its clients look by default: one runtime folder shared by every process
 /// of the user, holding the agent's socket, its state folder and the host pasteboard.
 ///
-/// The folder is, in order: `$SHAREBROKER_RUNTIME_DIR`; `$XDG_RUNTIME_DIR/sharebroker`;
-/// `/tmp/sharebroker-UID`. `SHAREBROKER_SOCKET` and `SHAREBROKER_PASTEBOARD` override one path
-/// each. Tests and the demo set `SHAREBROKER_RUNTIME_DIR` to a temporary folder.
+/// The folder is, in order: `$SHAREBROKER_RUNTIME_DIR`; `$XDG_RUNTIME_DIR/sharebroker`.
+/// There is no shared fallback (a predictable folder in `/tmp` could be created first by another
+/// user): without either variable, ``resolvedRuntimeDirectory()`` throws and
+/// ``runtimeDirectory`` is ``unsetRuntimeDirectory``, a path under `/proc` that nobody, not even
+/// root, can create. `SHAREBROKER_SOCKET` and `SHAREBROKER_PASTEBOARD` override one path each.
+/// Tests and the demo set `SHAREBROKER_RUNTIME_DIR` to a temporary folder.
 public enum AgentPaths {
-    /// The runtime folder.
-    public static var runtimeDirectory: String {
+    /// What ``runtimeDirectory`` is when neither variable is set: nothing can be created there.
+    public static let unsetRuntimeDirectory = "/proc/sharebroker-needs-XDG_RUNTIME_DIR"
+
+    /// Why there is no runtime folder.
+    public struct UnsetError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var description: String {
+            "neither XDG_RUNTIME_DIR nor SHAREBROKER_RUNTIME_DIR is set: set XDG_RUNTIME_DIR (a folder only this user can write, as a login session's /run/user/UID) or SHAREBROKER_RUNTIME_DIR, or give --state and --socket; there is no shared fallback in /tmp"
+        }
+    }
+
+    /// The runtime folder, or why there is none.
+    public static func resolvedRuntimeDirectory() throws(UnsetError) -> String {
         let environment = ProcessInfo.processInfo.environment
         if let explicit = environment["SHAREBROKER_RUNTIME_DIR"], !explicit.isEmpty { return explicit }
         if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/sharebroker" }
-        return "/tmp/sharebroker-\(getuid())"
+        throw UnsetError()
+    }
+
+    /// The runtime folder (``unsetRuntimeDirectory`` when there is none).
+    public static var runtimeDirectory: String {
+        (try? resolvedRuntimeDirectory()) ?? unsetRuntimeDirectory
     }
 
     /// The agent's socket.

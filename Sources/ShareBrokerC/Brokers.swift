@@ -178,6 +178,8 @@ func lifecycle(_ error: ShareBrokerError) -> CFailure {
                  "the broker was already started (sb_broker_attach starts the brokers it returns); call sb_broker_start once")
     case .notReady:
         CFailure(SB_ERR_NOT_READY, "no policy has arrived yet; wait for the ready callback before reading the policy")
+    case .offlineTimers:
+        CFailure(SB_ERR_SETUP, "\(error)")
     }
 }
 

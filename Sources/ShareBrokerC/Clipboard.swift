@@ -16,6 +16,7 @@ extension CopyRule {
         case .secureCopy: SB_COPY_RULE_SECURE_COPY
         case .secureServicesUnavailable: SB_COPY_RULE_SECURE_SERVICES_UNAVAILABLE
         case .noKeys: SB_COPY_RULE_NO_KEYS
+        case .shortTextException: SB_COPY_RULE_SHORT_TEXT_EXCEPTION
         }
     }
 }

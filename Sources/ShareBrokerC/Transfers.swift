@@ -25,6 +25,15 @@ extension DecisionRule {
         case .dragAndDropAppConnectTarget: SB_RULE_DRAG_AND_DROP_APPCONNECT_TARGET
         case .dragAndDropNotAppConnectTarget: SB_RULE_DRAG_AND_DROP_NOT_APPCONNECT_TARGET
         case .dragAndDropNone: SB_RULE_DRAG_AND_DROP_NONE
+        case .openFromAuthorized: SB_RULE_OPEN_FROM_AUTHORIZED
+        case .openFromUnauthorized: SB_RULE_OPEN_FROM_UNAUTHORIZED
+        case .sourceInOpenFromWhitelist: SB_RULE_SOURCE_IN_OPEN_FROM_WHITELIST
+        case .sourceNotInOpenFromWhitelist: SB_RULE_SOURCE_NOT_IN_OPEN_FROM_WHITELIST
+        case .unknownSourceUnderWhitelist: SB_RULE_UNKNOWN_SOURCE_UNDER_WHITELIST
+        case .pasteIntoUnmanagedContent: SB_RULE_PASTE_INTO_UNMANAGED_CONTENT
+        case .pasteInAnyApp: SB_RULE_PASTE_IN_ANY_APP
+        case .pasteInOwnItem: SB_RULE_PASTE_IN_OWN_ITEM
+        case .pasteInFromOtherApp: SB_RULE_PASTE_IN_FROM_OTHER_APP
         }
     }
 }

@@ -36,7 +36,7 @@ struct DocumentValidator {
 
     static let appFields = ["$schema", "format", "version", "app", "description", "policy"]
     static let deviceFields = ["$schema", "format", "version", "description", "apps", "nativeMail"]
-    static let appEntryFields = ["id", "name", "executable", "sha256", "appConnect", "handles", "policy"]
+    static let appEntryFields = ["id", "name", "executable", "sha256", "appConnect", "handles", "policy", "users"]
 
     mutating func document(_ json: JSONValue) -> PolicyDocument? {
         guard case .object(let members) = json else {
@@ -142,6 +142,7 @@ struct DocumentValidator {
             .flatMap { executablePath($0, at: path.key("executable")) }
         let sha256 = f["sha256"].flatMap { digest($0, at: path.key("sha256")) }
         let appConnect = f["appConnect"].flatMap { bool($0, at: path.key("appConnect")) } ?? false
+        let users = f["users"].flatMap { userIDs($0, at: path.key("users")) }
         var schemes: [String] = []
         if let v = f["handles"] { schemes = urlSchemes(v, at: path.key("handles")) ?? [] }
         var policy: PolicyUpdate?
@@ -157,7 +158,7 @@ struct DocumentValidator {
         }
         guard errorCount == before, let id, let executable else { return nil }
         return RegisteredApp(id: id, name: name, executable: executable, sha256: sha256, isAppConnect: appConnect,
-                             schemes: schemes, policy: policy)
+                             schemes: schemes, policy: policy, users: users)
     }
 
     /// Rules across the apps of a device: unique ids and executables, and warnings for schemes
@@ -510,6 +511,27 @@ struct DocumentValidator {
             return nil
         }
         return s
+    }
+
+    /// The uids allowed to run an app: an array of at most 1,024 integers in 0...4294967294.
+    private mutating func userIDs(_ value: JSONValue, at path: JSONPath) -> [UInt32]? {
+        guard case .array(let items) = value else {
+            error(path, "expected an array of user ids (numbers, as `id -u` prints them), such as [1000]; got \(value.kindName)")
+            return nil
+        }
+        guard items.count <= 1_024 else {
+            error(path, "at most 1024 user ids; got \(items.count) (use a dedicated user per app instead)")
+            return nil
+        }
+        var out: [UInt32] = []
+        for (index, item) in items.enumerated() {
+            guard case .number(let text) = item, let uid = UInt32(text), uid != UInt32.max else {
+                error(path.index(index), "expected a user id, an integer from 0 to 4294967294 (as `id -u NAME` prints it); got \(item.preview())")
+                continue
+            }
+            if !out.contains(uid) { out.append(uid) }
+        }
+        return out
     }
 
     private mutating func digest(_ value: JSONValue, at path: JSONPath) -> String? {

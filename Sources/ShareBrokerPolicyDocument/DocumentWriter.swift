@@ -69,6 +69,7 @@ enum DocumentWriter {
         if let sha256 = a.sha256 { members.append(JSONMember(key: "sha256", value: .string(sha256))) }
         members.append(JSONMember(key: "appConnect", value: .bool(a.isAppConnect)))
         if !a.schemes.isEmpty { members.append(JSONMember(key: "handles", value: .array(a.schemes.map(JSONValue.string)))) }
+        if let users = a.users { members.append(JSONMember(key: "users", value: .array(users.map { JSONValue.number(String($0)) }))) }
         if let p = a.policy { members.append(JSONMember(key: "policy", value: policy(p))) }
         return .object(members)
     }

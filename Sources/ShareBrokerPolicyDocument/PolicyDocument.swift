@@ -159,10 +159,14 @@ public struct RegisteredApp: Sendable, Hashable {
     public var schemes: [String]
     /// The app's policy as written; present exactly when ``isAppConnect`` is true.
     public var policy: PolicyUpdate?
+    /// The users (uids, from the kernel) whose processes of this app may receive keys and
+    /// policy; `nil`: the agent's own user and root only.
+    public var users: [UInt32]?
 
     /// Creates a registry entry.
     public init(id: String, name: String? = nil, executable: String, sha256: String? = nil, isAppConnect: Bool = false,
-                schemes: [String] = [], policy: PolicyUpdate? = nil) {
+                schemes: [String] = [], policy: PolicyUpdate? = nil, users: [UInt32]? = nil) {
+        self.users = users
         self.id = id
         self.name = name
         self.executable = executable

@@ -44,6 +44,7 @@ public enum PolicySummary {
                                                    + (app.schemes.count > 4 ? ", …" : "")) }
             facts.append(cut(app.executable, 60))
             if let sha = app.sha256 { facts.append("sha256 \(sha.prefix(8))…") }
+            if let users = app.users { facts.append("users " + users.prefix(4).map(String.init).joined(separator: ", ") + (users.count > 4 ? ", …" : "")) }
             lines.append("  " + app.id.padded(to: width)
                          + "  " + facts.joined(separator: " · "))
             if let policy = app.policy { lines.append("      " + compact(policy.completed(), device: registry)) }

@@ -14,7 +14,8 @@ struct ShareBrokerDaemon: ParsableCommand {
         abstract: "The secure-services agent: identifies apps from the kernel, hands authorized apps their policy and the group key ring, pushes policy changes, logs acknowledgments and blocked attempts durably.",
         discussion: """
             With no options everything lives under $SHAREBROKER_RUNTIME_DIR, else \
-            $XDG_RUNTIME_DIR/sharebroker, else /tmp/sharebroker-UID: the socket agent.sock and the \
+            $XDG_RUNTIME_DIR/sharebroker (with neither set, give --state and --socket: there is \
+            no shared fallback folder): the socket agent.sock and the \
             state folder agent-state/. The device policy (which apps exist, their executables, \
             pins and policies) comes from --policy, else from the policy directory (--policy-dir, \
             default /etc/sharebroker) when it holds device.json, else from the state folder's copy \
@@ -50,6 +51,9 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(help: ArgumentHelp("How long a new connection may take to say hello, in milliseconds.", visibility: .hidden))
     var handshakeTimeout: Int = 5_000
 
+    @Flag(help: ArgumentHelp("Take peers' pidfds with pidfd_open at accept even where SO_PEERPIDFD exists (as on kernels before 6.5).", visibility: .hidden))
+    var noPeerPidfd = false
+
     @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
     var allowOtherUsers = false
 
@@ -65,6 +69,14 @@ struct ShareBrokerDaemon: ParsableCommand {
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
+        }
+        if state == nil || socket == nil, ProcessInfo.processInfo.environment["SHAREBROKER_SOCKET"] == nil || state == nil {
+            do {
+                _ = try AgentPaths.resolvedRuntimeDirectory()
+            } catch {
+                FileHandle.standardError.write(Data("sharebrokerd: \(error)\n".utf8))
+                throw ExitCode(78)
+            }
         }
         let socketPath = socket ?? AgentPaths.socket
         if reload || status {
@@ -88,11 +100,12 @@ struct ShareBrokerDaemon: ParsableCommand {
         case "syslog": reports = .syslog(socket: systemLogSocket ?? "/dev/log")
         default: throw ValidationError("--system-log must be auto, journald, syslog or off; got '\(systemLog)'")
         }
-        let configuration = AgentConfiguration(
+        var configuration = AgentConfiguration(
             stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
             policyDirectory: policyDir.isEmpty ? nil : policyDir, systemLog: reports,
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
+        configuration.usePeerPidfd = !noPeerPidfd
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)

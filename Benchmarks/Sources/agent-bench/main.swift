@@ -1,6 +1,6 @@
 // agent-bench: benchmarks of the secure-services agent (BENCHMARK CODE, not shipped).
 //
-// Three measurements, in one process (agent core + NIO server + clients over a real Unix
+// Three measurements, in one process (agent core + socket server + clients over a real Unix
 // socket), printed with their goals:
 //   1. handshake to ready: connect, identify (SO_PEERCRED, /proc/self/exe), welcome, keys,
 //      broker started and ready                                        goal: median < 10 ms

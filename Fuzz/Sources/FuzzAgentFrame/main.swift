@@ -43,6 +43,7 @@ enum AgentFrameFuzz {
         case .adminRequest: _ = try? AgentMessage.decode(AdminRequest.self, from: frame.body)
         case .adminResponse: _ = try? AgentMessage.decode(AdminResponse.self, from: frame.body)
         case .error: _ = try? AgentMessage.decode(ErrorMessage.self, from: frame.body)
+        case .keyRequest: break
         }
     }
 }
