@@ -19,7 +19,14 @@ struct SystemUserDeploymentTests {
         let etc = h.root + "/etc-sharebroker"
         try FileManager.default.createDirectory(atPath: etc, withIntermediateDirectories: true)
         try h.standardDevice()
-        try FileManager.default.copyItem(atPath: h.policyPath, toPath: etc + "/device.json")
+        // The two apps name the desktop user among those who may run them (the agent serves only
+        // its own user and root otherwise).
+        var device = try String(contentsOfFile: h.policyPath, encoding: .utf8)
+        for app in ["com.acme.notes", "com.acme.viewer"] {
+            device = device.replacingOccurrences(of: #"{"id": "\#(app)","#, with: #"{"id": "\#(app)", "users": [\#(desktopUser)],"#)
+        }
+        #expect(device.contains("\"users\""))
+        try device.write(toFile: etc + "/device.json", atomically: true, encoding: .utf8)
         // The agent's folders, owned by the agent's user (what StateDirectory= and RuntimeDirectory= make).
         let lib = h.root + "/var-lib", run = h.root + "/run"
         for folder in [lib, run] {
@@ -51,13 +58,14 @@ struct SystemUserDeploymentTests {
         func asDesktopUser(_ command: [String], input: String = "") throws -> AgentHarness.Run {
             try h.run(SystemUsers.setpriv ?? "/usr/bin/setpriv",
                       ["--reuid=\(desktopUser)", "--regid=\(desktopUser)", "--clear-groups", "--",
-                       "/usr/bin/env", "SHAREBROKER_RUNTIME_DIR=\(desktopRuntime)", "SHAREBROKER_SOCKET=\(socket)"] + command,
+                       "/usr/bin/env", "SHAREBROKER_RUNTIME_DIR=\(desktopRuntime)", "SHAREBROKER_SOCKET=\(socket)",
+                       "SHAREBROKER_AGENT_UID=\(agentUser)"] + command,
                       input: input)
         }
 
         // The registered apps, run by the desktop user, are identified and get the group keys.
         let copy = try asDesktopUser([h.notes, "copy", "--timeout", "10000"], input: "quarterly figures")
-        #expect(copy.status == 0, "\(copy.error)")
+        #expect(copy.status == 0, "\(copy.error) \(copy.output)")
         let paste = try asDesktopUser([h.viewer, "paste", "--timeout", "10000"])
         #expect(paste.output == "quarterly figures", "\(paste.error)")
         let board = try Data(contentsOf: URL(fileURLWithPath: desktopRuntime + "/pasteboard"))
