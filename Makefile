@@ -48,6 +48,13 @@ deps:
 		echo "installing rsyslog systemd with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rsyslog systemd; \
 	fi
+	@# The OTLP export test's receiver parses requests with the official protobuf definitions
+	@# (opentelemetry-proto from PyPI), installed into .build-python/ (not the system's Python).
+	@if [ ! -d .build-python/opentelemetry/proto ]; then \
+		command -v pip3 >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip; }; \
+		echo "installing opentelemetry-proto into .build-python with pip"; \
+		pip3 install -q --disable-pip-version-check --root-user-action=ignore --target .build-python opentelemetry-proto; \
+	fi
 	@# The Wayland clipboard adapter (Sources/ShareBrokerLinux/Wayland): libwayland-client; its
 	@# end-to-end tests run a headless sway (as a user they create: useradd, setpriv) and
 	@# wl-clipboard; wayland-scanner (libwayland-bin) regenerates the committed protocol glue.
@@ -203,4 +210,4 @@ capi-bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --product capi-bench && "$$($(SWIFT) build -c release --show-bin-path)/capi-bench"
 
 clean:
-	rm -rf .build Benchmarks/.build .build-* Benchmarks/.benchmark-results*
+	rm -rf .build Benchmarks/.build .build-* .build-python Benchmarks/.benchmark-results*

@@ -24,6 +24,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var policyDirectory: String?
     /// Where reports go besides the durable local logs.
     public var systemLog: AgentSystemLog
+    /// An OpenTelemetry collector's OTLP/HTTP logs endpoint (`http://HOST:4318/v1/logs`) that
+    /// also receives the reports, or `nil`.
+    public var otlpEndpoint: String?
     /// How many older keys each rotation keeps for opening.
     public var keepingRecent: Int
     /// Socket file mode (0600: only the agent's user may connect).
@@ -36,16 +39,28 @@ public struct AgentConfiguration: Sendable, Hashable {
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil, policyDirectory: String? = nil,
-                systemLog: AgentSystemLog = .automatic, keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
+                systemLog: AgentSystemLog = .automatic, otlpEndpoint: String? = nil, keepingRecent: Int = 4, socketMode: UInt16 = 0o600,
                 handshakeTimeoutMilliseconds: Int = 5_000) {
         self.stateDirectory = stateDirectory
         self.socketPath = socketPath
         self.policyFile = policyFile
         self.policyDirectory = policyDirectory
         self.systemLog = systemLog
+        self.otlpEndpoint = otlpEndpoint
         self.keepingRecent = keepingRecent
         self.socketMode = socketMode
         self.handshakeTimeoutMilliseconds = max(1, handshakeTimeoutMilliseconds)
+    }
+
+    /// Why `endpoint` cannot be an OTLP endpoint, or `nil` when it can (`http://HOST[:PORT][/PATH]`).
+    public static func problem(withOTLPEndpoint endpoint: String) -> String? {
+        do {
+            let exporter = try OTLPLogExporter(endpoint: endpoint, hostname: "-")
+            exporter.stop()
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     /// The default paths: everything under ``ShareBrokerAgentProtocol/AgentPaths/runtimeDirectory``.
@@ -172,6 +187,8 @@ public final class AgentCore: Sendable {
     let logger: Logger
     /// The system log, when one is configured or found.
     let systemLog: SystemLogExporter?
+    /// The OpenTelemetry collector, when one is configured.
+    let otlp: OTLPLogExporter?
     private let state: Mutex<State>
     /// The state folder's lock (`flock` on `agent.lock`), held for the life of the core so that
     /// two agents never share (and fork) one key ring.
@@ -200,6 +217,16 @@ public final class AgentCore: Sendable {
         case .journald(let socket): systemLog = SystemLogExporter(target: .journald(socket: socket))
         case .syslog(let socket): systemLog = SystemLogExporter(target: .syslog(socket: socket))
         case .off: systemLog = nil
+        }
+        if let endpoint = configuration.otlpEndpoint {
+            do {
+                otlp = try OTLPLogExporter(endpoint: endpoint, hostname: ProcessInfo.processInfo.hostName)
+            } catch {
+                logger.error("no OpenTelemetry export: \(error)")
+                otlp = nil
+            }
+        } else {
+            otlp = nil
         }
         let registry = try Self.loadPolicy(configuration: configuration, statePath: policyPath, logger: logger)
         let entitled = Self.entitled(registry)
@@ -415,10 +442,16 @@ public final class AgentCore: Sendable {
         }
     }
 
+    /// Sends a report to the system log and the collector, when configured; never blocks.
+    func report(_ record: SystemLogRecord) {
+        systemLog?.export(record)
+        otlp?.export(record)
+    }
+
     /// Sends `refusal` and closes, after auditing it (coalesced: see ``auditCoalesced(reason:peer:executable:writer:then:)``).
     func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, writer: PeerCredentials? = nil,
                 connection: any AgentConnection) {
-        systemLog?.export(SystemLogRecord(event: "refused", pid: peer.pid, uid: peer.uid, reason: refusal.reason.rawValue, isWarning: true))
+        report(SystemLogRecord(event: "refused", pid: peer.pid, uid: peer.uid, reason: refusal.reason.rawValue, isWarning: true))
         auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer) {
             connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
             connection.close()
@@ -523,9 +556,9 @@ public final class AgentCore: Sendable {
             session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(batch: batch.id, logged: true))], sensitive: false)
             return
         }
-        if let systemLog {
+        if systemLog != nil || otlp != nil {
             for record in records {
-                systemLog.export(SystemLogRecord(event: "acknowledged", app: record.app, action: record.kind, rule: record.state,
+                report(SystemLogRecord(event: "acknowledged", app: record.app, action: record.kind, rule: record.state,
                                                  push: record.push, pid: record.pid, uid: record.uid))
             }
         }
@@ -546,10 +579,10 @@ public final class AgentCore: Sendable {
                            target: record.target, rule: record.rule, generation: record.generation,
                            reason: nil, erased: record.erased, failed: record.failed)
         }
-        if let systemLog {
+        if systemLog != nil || otlp != nil {
             for record in records {
                 let counts = record.erased.map { "erased \($0.count), failed \(record.failed?.count ?? 0)" }
-                systemLog.export(SystemLogRecord(event: record.event, app: record.app, action: record.action, rule: record.rule,
+                report(SystemLogRecord(event: record.event, app: record.app, action: record.action, rule: record.rule,
                                                  push: record.generation, pid: record.pid, uid: record.uid, reason: counts,
                                                  isWarning: record.event != "wiped" || record.failed?.isEmpty == false))
             }
@@ -596,7 +629,7 @@ public final class AgentCore: Sendable {
                 return try install(try Self.parse(bytes, source: policyPath), bytes: bytes, persist: false, source: source)
             } catch {
                 logger.error("reload failed; the policy in force is unchanged", metadata: ["error": "\(error)"])
-                systemLog?.export(SystemLogRecord(event: "policy-refused", reason: error.description, isWarning: true))
+                report(SystemLogRecord(event: "policy-refused", reason: error.description, isWarning: true))
                 auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-refused", target: source,
                                                 reason: error.description)]) { _ in }
                 return response(ok: false, message: error.description)
@@ -613,7 +646,7 @@ public final class AgentCore: Sendable {
                 let registry = try Self.parse(bytes, source: "(admin)")
                 return try install(registry, bytes: bytes, persist: true, source: "(admin)")
             } catch {
-                systemLog?.export(SystemLogRecord(event: "policy-refused", reason: error.description, isWarning: true))
+                report(SystemLogRecord(event: "policy-refused", reason: error.description, isWarning: true))
                 auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-refused", target: "(admin)",
                                                 reason: error.description)]) { _ in }
                 return response(ok: false, message: error.description)
@@ -715,7 +748,7 @@ public final class AgentCore: Sendable {
                 "apps": "\(result.revoked.joined(separator: ","))"])
         }
         logger.notice("policy pushed", metadata: ["push": "\(result.push)", "source": "\(source)"])
-        systemLog?.export(SystemLogRecord(event: "policy-installed", push: result.push, reason: result.rotated ? "group key rotated" : nil))
+        report(SystemLogRecord(event: "policy-installed", push: result.push, reason: result.rotated ? "group key rotated" : nil))
         auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-installed", target: source,
                                         generation: result.push)]) { _ in }
         return response(ok: true, message: result.rotated

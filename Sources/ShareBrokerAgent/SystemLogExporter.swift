@@ -61,8 +61,8 @@ final class SystemLogExporter: Sendable {
     /// journald's native socket, and the classic syslog socket.
     static let journaldSocket = "/run/systemd/journal/socket"
     static let syslogSocket = "/dev/log"
-    /// The queue's bound: records beyond it drop the oldest.
-    static let capacity = 4096
+    /// The queue's bound (``ReportQueue/capacity``).
+    static var capacity: Int { ReportQueue.capacity }
 
     /// journald when its socket exists, else `/dev/log` when it exists, else `nil`.
     static func automaticTarget() -> Target? {
@@ -71,15 +71,8 @@ final class SystemLogExporter: Sendable {
         return nil
     }
 
-    struct Queue {
-        var records: [SystemLogRecord] = []
-        var dropped = 0
-        var stopped = false
-    }
-
     let target: Target
-    private let queue = Mutex(Queue())
-    private let wake = DispatchSemaphore(value: 0)
+    private let queue: ReportQueue
     private let hostname: String
     private let descriptor: Int32
 
@@ -92,69 +85,26 @@ final class SystemLogExporter: Sendable {
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { gethostname($0, buffer.count - 1) }
             } == 0 ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "-"
         }
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        let thread = Thread { [self] in self.drain() }
-        thread.name = "sharebrokerd-system-log"
-        thread.start()
+        self.descriptor = descriptor
+        let host = hostname
+        queue = ReportQueue(name: "sharebrokerd-system-log", batchSize: 1) { batch in
+            batch.allSatisfy { Self.send($0, target: target, descriptor: descriptor, hostname: host) }
+        }
     }
 
     /// Queues `record`; never blocks on the log.
-    func export(_ record: SystemLogRecord) {
-        queue.withLock { queue in
-            if queue.records.count >= Self.capacity {
-                queue.records.removeFirst()
-                queue.dropped += 1
-            }
-            queue.records.append(record)
-        }
-        wake.signal()
-    }
+    func export(_ record: SystemLogRecord) { queue.export(record) }
 
     /// How many records were dropped so far and not yet reported.
-    var droppedCount: Int { queue.withLock { $0.dropped } }
+    var droppedCount: Int { queue.droppedCount }
 
     /// Stops the sending thread after what is queued.
-    func stop() {
-        queue.withLock { $0.stopped = true }
-        wake.signal()
-    }
-
-    private func drain() {
-        while true {
-            wake.wait()
-            while true {
-                let next = queue.withLock { queue -> (SystemLogRecord?, Int, Bool) in
-                    (queue.records.first, queue.dropped, queue.stopped)
-                }
-                if next.1 > 0 {
-                    let notice = SystemLogRecord(event: "reports-dropped", reason: "\(next.1) records dropped: the system log did not take them", isWarning: true)
-                    guard send(notice) else {
-                        usleep(100_000)
-                        wake.signal()
-                        break
-                    }
-                    queue.withLock { $0.dropped -= next.1 }
-                }
-                guard let record = next.0 else {
-                    if next.2 { return }
-                    break
-                }
-                guard send(record) else {
-                    // The log is away or full: keep the record queued and retry a little later.
-                    usleep(100_000)
-                    wake.signal()
-                    break
-                }
-                queue.withLock { queue in
-                    if queue.records.first == record { queue.records.removeFirst() }
-                }
-            }
-        }
-    }
+    func stop() { queue.stop() }
 
     /// One datagram; `false` when the socket did not take it.
-    private func send(_ record: SystemLogRecord) -> Bool {
+    private static func send(_ record: SystemLogRecord, target: Target, descriptor: Int32, hostname: String) -> Bool {
         guard descriptor >= 0 else { return false }
         let (path, bytes): (String, [UInt8])
         switch target {

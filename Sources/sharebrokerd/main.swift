@@ -42,6 +42,9 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(help: "The socket for --system-log journald or syslog (default: /run/systemd/journal/socket, /dev/log).")
     var systemLogSocket: String?
 
+    @Option(help: "Also send reports as OpenTelemetry log records to this OTLP/HTTP endpoint (http://HOST:4318/v1/logs, a collector).")
+    var otlpEndpoint: String?
+
     @Option(help: "How many older keys each rotation keeps for opening.")
     var keep: Int = 4
 
@@ -100,9 +103,12 @@ struct ShareBrokerDaemon: ParsableCommand {
         case "syslog": reports = .syslog(socket: systemLogSocket ?? "/dev/log")
         default: throw ValidationError("--system-log must be auto, journald, syslog or off; got '\(systemLog)'")
         }
+        if let otlpEndpoint, let problem = AgentConfiguration.problem(withOTLPEndpoint: otlpEndpoint) {
+            throw ValidationError(problem)
+        }
         var configuration = AgentConfiguration(
             stateDirectory: state ?? AgentPaths.state, socketPath: socketPath, policyFile: policy,
-            policyDirectory: policyDir.isEmpty ? nil : policyDir, systemLog: reports,
+            policyDirectory: policyDir.isEmpty ? nil : policyDir, systemLog: reports, otlpEndpoint: otlpEndpoint,
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
         configuration.usePeerPidfd = !noPeerPidfd

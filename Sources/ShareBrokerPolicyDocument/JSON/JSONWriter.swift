@@ -1,6 +1,6 @@
 /// Writes ``JSONValue``s: compact (one line, for simulator lines) or pretty (two-space indent,
 /// for files people read and diff). Member order is kept as given, so output is deterministic.
-enum JSONWriter {
+package enum JSONWriter {
     /// One line, no spaces.
     static func compact(_ value: JSONValue) -> String {
         var out = ""
@@ -63,7 +63,7 @@ enum JSONWriter {
     }
 
     /// `s` as a JSON string literal: quotes, backslashes and control characters escaped.
-    static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+
+/// The bounded, non-blocking queue between the agent and a report destination (the system log,
+/// an OpenTelemetry collector): ``export(_:)`` never waits on the destination; a thread of its
+/// own sends records in batches of at most `batchSize`; when the destination does not take a
+/// batch, the records stay queued and are retried after `retryDelay`; beyond ``capacity`` the
+/// oldest are dropped and counted, and a `reports-dropped` record says how many once the
+/// destination takes records again.
+final class ReportQueue: Sendable {
+    /// The bound: records beyond it drop the oldest.
+    static let capacity = 4096
+
+    struct State {
+        var records: [SystemLogRecord] = []
+        var head = 0
+        var dropped = 0
+        var stopped = false
+        var count: Int { records.count - head }
+
+        mutating func compact() {
+            if head > 1024 && head * 2 > records.count {
+                records.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let batchSize: Int
+    private let retryDelay: Duration
+    private let send: @Sendable ([SystemLogRecord]) -> Bool
+
+    /// Starts the sending thread. `send` returns whether the destination took the whole batch.
+    init(name: String, batchSize: Int, retryDelay: Duration = .milliseconds(100),
+         send: @escaping @Sendable ([SystemLogRecord]) -> Bool) {
+        self.batchSize = max(1, batchSize)
+        self.retryDelay = retryDelay
+        self.send = send
+        let thread = Thread { [self] in self.drain() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Queues `record`; never blocks on the destination.
+    func export(_ record: SystemLogRecord) {
+        state.withLock { state in
+            if state.count >= Self.capacity {
+                state.head += 1
+                state.dropped += 1
+                state.compact()
+            }
+            state.records.append(record)
+        }
+        wake.signal()
+    }
+
+    /// How many records were dropped and not yet reported.
+    var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// How many records wait to be sent.
+    var queuedCount: Int { state.withLock { $0.count } }
+
+    /// Stops the sending thread after what is queued (or at once if the destination is away).
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake.signal()
+    }
+
+    private func drain() {
+        while true {
+            wake.wait()
+            while true {
+                let (batch, dropped, stopped) = state.withLock { state -> ([SystemLogRecord], Int, Bool) in
+                    (Array(state.records[state.head..<min(state.records.count, state.head + batchSize)]), state.dropped, state.stopped)
+                }
+                if dropped > 0 {
+                    let notice = SystemLogRecord(event: "reports-dropped",
+                                                 reason: "\(dropped) records dropped: the destination did not take them", isWarning: true)
+                    guard send([notice]) else {
+                        if stopped { return }
+                        retryLater()
+                        break
+                    }
+                    state.withLock { $0.dropped -= dropped }
+                }
+                guard !batch.isEmpty else {
+                    if stopped { return }
+                    break
+                }
+                guard send(batch) else {
+                    if stopped { return }
+                    retryLater()
+                    break
+                }
+                state.withLock { state in
+                    // Records dropped while the batch was out moved the head past some of them.
+                    let sentStillQueued = zip(state.records[state.head...], batch).prefix { $0 == $1 }.count
+                    state.head += sentStillQueued
+                    state.compact()
+                }
+            }
+        }
+    }
+
+    private func retryLater() {
+        let (seconds, attoseconds) = retryDelay.components
+        usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+        wake.signal()
+    }
+}
