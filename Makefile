@@ -127,9 +127,12 @@ fuzz-smoke: deps
 # scratch folder (the sharebroker tool first: some tests run it).
 sanitize: sanitize-address sanitize-thread
 
-# The agent's end-to-end suites spawn real daemons and clients with time limits meant for normal
-# builds; under the sanitizers' slowdown they time out, so the sanitizer runs cover every other
-# suite (the agent's codec and pasteboard unit tests included through the normal run).
+# The agent's end-to-end suites (AgentTests) spawn real daemons and clients with time limits
+# meant for normal builds; under the sanitizers' slowdown they time out, so the sanitizer runs
+# skip them. The agent's logic is still covered: AgentCoreTests drives AgentCore in process
+# (admission and refusals, key custody and rotation, policy push and re-identification, durable
+# logs and receipts, concurrent sessions during reloads) through a recording AgentConnection, and
+# runs under both sanitizers. Only the socket server and the real binaries are left to the normal run.
 SANITIZE_SKIP = --skip AgentTests
 
 sanitize-address: deps

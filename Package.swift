@@ -254,6 +254,19 @@ let testTargets: [Target] = [
             ],
             swiftSettings: strictSwift6
         ),
+        // The agent's logic in process: AgentCore driven through a recording AgentConnection,
+        // peers identified by the real PeerIdentifier over a /proc the tests lay out. Spawns
+        // nothing, so the sanitizer runs (make sanitize) cover it.
+        .testTarget(
+            name: "AgentCoreTests",
+            dependencies: [
+                "ShareBrokerAgent",
+                "ShareBrokerAgentProtocol",
+                "ShareBroker",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The Linux adapters. Desktop/: end-to-end hand-offs to real desktop entries of small
         // recording apps in a temporary XDG tree, through GIO. X11/: end-to-end tests against
         // Xvfb, xclip and xsel started by the tests. Wayland/: end-to-end tests against a headless

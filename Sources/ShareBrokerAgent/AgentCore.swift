@@ -179,7 +179,9 @@ public final class AgentCore: Sendable {
 
     /// The configuration it started with.
     public let configuration: AgentConfiguration
-    let identifier = PeerIdentifier()
+    /// Maps peers to registered apps (``PeerIdentifier`` over `/proc`; tests give one over a
+    /// folder of their own through ``init(configuration:logger:identifier:)``).
+    let identifier: PeerIdentifier
     let keyStore: KeyStore
     let acknowledgmentLog: DurableLog
     let auditLog: DurableLog
@@ -198,8 +200,16 @@ public final class AgentCore: Sendable {
 
     /// Loads (or creates) the state folder, the device policy and the key ring; rotates the key
     /// if an app lost its entitlement while the agent was down.
-    public init(configuration: AgentConfiguration, logger: Logger = Logger(label: "sharebrokerd")) throws(AgentError) {
+    public convenience init(configuration: AgentConfiguration, logger: Logger = Logger(label: "sharebrokerd")) throws(AgentError) {
+        try self.init(configuration: configuration, logger: logger, identifier: PeerIdentifier())
+    }
+
+    /// As ``init(configuration:logger:)``, identifying peers with `identifier`: the in-process
+    /// tests (Tests/AgentCoreTests) pass one whose `/proc` is a folder they lay out, so the real
+    /// identification runs on pids and executables of their choosing.
+    package init(configuration: AgentConfiguration, logger: Logger, identifier: PeerIdentifier) throws(AgentError) {
         self.configuration = configuration
+        self.identifier = identifier
         self.logger = logger
         let directory = configuration.stateDirectory
         do {

@@ -129,8 +129,13 @@ public final class PeerIdentifier: Sendable {
             guard let dir = opendir(folder) else { continue }
             defer { closedir(dir) }
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                // In place, up to the NUL: glibc sizes each record to its name (d_reclen), so
+                // copying the whole 256-byte d_name reads past the last record of opendir's
+                // buffer (AddressSanitizer: heap-buffer-overflow, seen by AgentCoreTests).
+                let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                    tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
+                        String(cString: $0)
+                    }
                 }
                 let lower = name.lowercased()
                 guard Self.interpreterPrefixes.contains(where: { lower.hasPrefix($0) }) else { continue }
