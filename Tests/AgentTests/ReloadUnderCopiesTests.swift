@@ -140,10 +140,13 @@ struct ReloadUnderCopiesTests {
         #expect(!notes.isEmpty && !viewer.isEmpty, "copies ran during the rewrites")
         let notesSealed = notes.filter { $0 == .sealed }.count, notesBlocked = notes.filter { $0 == .blocked }.count
         let notesClosed = notes.filter { $0 == .failedClosed }.count
-        #expect(notesSealed + notesBlocked + notesClosed == notes.count, "notes: \(notes.filter { $0 != .sealed && $0 != .blocked && $0 != .failedClosed })")
+        // A copy that connected while a reload was pushed used to fail its handshake (a policy
+        // frame where the key ring was expected): closed, but a failure. None may now.
+        #expect(notesClosed == 0 && viewer.filter { $0 == .failedClosed }.isEmpty, "copies failed by a reload during their handshake")
+        #expect(notesSealed + notesBlocked == notes.count, "notes: \(notes.filter { $0 != .sealed && $0 != .blocked })")
         #expect(notesSealed > 0 && notesBlocked > 0, "the notes app copied under both of its policies: \(notesSealed) sealed, \(notesBlocked) blocked")
         let viewerSealed = viewer.filter { $0 == .sealed }.count, viewerClosed = viewer.filter { $0 == .failedClosed }.count
-        #expect(viewerSealed + viewerClosed == viewer.count, "viewer: \(viewer.filter { $0 != .sealed && $0 != .failedClosed })")
+        #expect(viewerSealed == viewer.count, "viewer: \(viewer.filter { $0 != .sealed })")
         print("reload under copies: notes \(notesSealed) sealed, \(notesBlocked) blocked, \(notesClosed) failed closed; viewer \(viewerSealed) sealed, \(viewerClosed) failed closed; \(pushes.count) pushes")
         // Nothing reached the pasteboard in the clear.
         let pasteboard = FileManager.default.contents(atPath: h.pasteboardPath) ?? Data()
