@@ -12,6 +12,10 @@ import Musl
 struct SystemLogRecord: Sendable, Equatable {
     /// `acknowledged`, `blocked`, `wiped`, `refused`, `policy-installed`, `policy-refused`...
     var event: String
+    /// The device the record comes from: the host name, stamped by the exporter when the record
+    /// is queued (collectors receive records of many machines; a field says which one without
+    /// parsing the transport's own header).
+    var device: String?
     var app: String?
     var action: String?
     var rule: String?
@@ -27,6 +31,7 @@ struct SystemLogRecord: Sendable, Equatable {
     /// The structured fields, in a fixed order, without empty ones.
     var fields: [(key: String, value: String)] {
         var out: [(String, String)] = [("event", event)]
+        if let device { out.append(("device", device)) }
         if let app { out.append(("app", app)) }
         if let action { out.append(("action", action)) }
         if let rule { out.append(("rule", rule)) }
@@ -86,12 +91,7 @@ final class SystemLogExporter: Sendable {
     /// Opens the datagram socket and starts the sending thread.
     init(target: Target) {
         self.target = target
-        var name = [UInt8](repeating: 0, count: 256)
-        hostname = name.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress.map { base in
-                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { gethostname($0, buffer.count - 1) }
-            } == 0 ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "-"
-        }
+        hostname = Self.hostName()
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         let thread = Thread { [self] in self.drain() }
@@ -99,8 +99,21 @@ final class SystemLogExporter: Sendable {
         thread.start()
     }
 
+    /// This machine's host name (`gethostname`), or `-` (RFC 5424's nil value) when it has none.
+    static func hostName() -> String {
+        var name = [UInt8](repeating: 0, count: 256)
+        let host = name.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { gethostname($0, buffer.count - 1) }
+            } == 0 ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "-"
+        }
+        return host.isEmpty ? "-" : host
+    }
+
     /// Queues `record`; never blocks on the log.
     func export(_ record: SystemLogRecord) {
+        var record = record
+        if record.device == nil { record.device = hostname }
         queue.withLock { queue in
             if queue.records.count >= Self.capacity {
                 queue.records.removeFirst()
@@ -128,7 +141,7 @@ final class SystemLogExporter: Sendable {
                     (queue.records.first, queue.dropped, queue.stopped)
                 }
                 if next.1 > 0 {
-                    let notice = SystemLogRecord(event: "reports-dropped", reason: "\(next.1) records dropped: the system log did not take them", isWarning: true)
+                    let notice = SystemLogRecord(event: "reports-dropped", device: hostname, reason: "\(next.1) records dropped: the system log did not take them", isWarning: true)
                     guard send(notice) else {
                         usleep(100_000)
                         wake.signal()
