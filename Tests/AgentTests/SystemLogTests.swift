@@ -107,6 +107,11 @@ struct SystemLogTests {
         #expect(syslog.hasPrefix("<28>1 1970-01-01T00:00:00.000Z host sharebrokerd 42 blocked [sharebroker@32473 event=\"blocked\" app=\"com.acme.notes\""))
         #expect(syslog.contains(#"reason="a \"quoted\" \] value with a newline""#))
         #expect(!syslog.contains("\n"))
+        // The hand-made timestamp is Foundation's ISO 8601 with milliseconds, in UTC.
+        for seconds in [0, 951_782_400.5, 1_764_079_200.123, 4_102_444_799.999] {
+            let time = Date(timeIntervalSince1970: seconds)
+            #expect(SystemLogExporter.timestamp(time) == time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
         let journald = String(decoding: SystemLogExporter.journaldDatagram(record), as: UTF8.self)
         let lines = journald.split(separator: "\n")
         #expect(lines.contains("PRIORITY=4"))
