@@ -144,14 +144,18 @@ final class SystemLogExporter: Sendable {
     func export(_ record: SystemLogRecord) {
         var record = record
         if record.device == nil { record.device = hostname }
-        queue.withLock { queue in
+        let wasEmpty = queue.withLock { queue -> Bool in
+            let wasEmpty = queue.count == 0
             if queue.count >= Self.capacity {
                 queue.removeFirst()
                 queue.dropped += 1
             }
             queue.records.append(record)
+            return wasEmpty
         }
-        wake.signal()
+        // The sending thread empties the queue before it waits again, so only a record that
+        // finds the queue empty needs to wake it (a wake per record cost a futex call each).
+        if wasEmpty { wake.signal() }
     }
 
     /// How many records were dropped so far and not yet reported.
