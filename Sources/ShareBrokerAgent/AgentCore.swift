@@ -230,7 +230,7 @@ public final class AgentCore: Sendable {
         }
         if let endpoint = configuration.otlpEndpoint {
             do {
-                otlp = try OTLPLogExporter(endpoint: endpoint, hostname: ProcessInfo.processInfo.hostName)
+                otlp = try OTLPLogExporter(endpoint: endpoint, hostname: SystemLogExporter.hostName())
             } catch {
                 logger.error("no OpenTelemetry export: \(error)")
                 otlp = nil

@@ -54,13 +54,17 @@ final class OTLPLogExporter: Sendable {
         self.path = finalPath
         self.hostname = hostname
         let target = (host: String(host), port: port, path: finalPath)
-        queue = ReportQueue(name: "sharebrokerd-otlp", batchSize: 100, retryDelay: .milliseconds(500)) { batch in
+        queue = ReportQueue(name: "sharebrokerd-otlp", batchSize: 100, retryDelay: .milliseconds(500), device: hostname) { batch in
             Self.post(Self.requestBody(batch, hostname: hostname, time: Date()), to: target)
         }
     }
 
-    /// Queues `record`; never blocks on the collector.
-    func export(_ record: SystemLogRecord) { queue.export(record) }
+    /// Queues `record`, stamped with this device; never blocks on the collector.
+    func export(_ record: SystemLogRecord) {
+        var record = record
+        if record.device == nil { record.device = hostname }
+        queue.export(record)
+    }
 
     /// How many records were dropped and not yet reported.
     var droppedCount: Int { queue.droppedCount }

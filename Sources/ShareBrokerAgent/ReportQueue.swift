@@ -31,10 +31,12 @@ final class ReportQueue: Sendable {
     private let batchSize: Int
     private let retryDelay: Duration
     private let send: @Sendable ([SystemLogRecord]) -> Bool
+    private let device: String?
 
     /// Starts the sending thread. `send` returns whether the destination took the whole batch.
-    init(name: String, batchSize: Int, retryDelay: Duration = .milliseconds(100),
+    init(name: String, batchSize: Int, retryDelay: Duration = .milliseconds(100), device: String? = nil,
          send: @escaping @Sendable ([SystemLogRecord]) -> Bool) {
+        self.device = device
         self.batchSize = max(1, batchSize)
         self.retryDelay = retryDelay
         self.send = send
@@ -45,15 +47,19 @@ final class ReportQueue: Sendable {
 
     /// Queues `record`; never blocks on the destination.
     func export(_ record: SystemLogRecord) {
-        state.withLock { state in
+        let wasEmpty = state.withLock { state -> Bool in
+            let wasEmpty = state.count == 0
             if state.count >= Self.capacity {
                 state.head += 1
                 state.dropped += 1
                 state.compact()
             }
             state.records.append(record)
+            return wasEmpty
         }
-        wake.signal()
+        // The sending thread empties the queue before it waits again, so only a record that finds
+        // the queue empty needs to wake it (a wake per record cost a futex call each).
+        if wasEmpty { wake.signal() }
     }
 
     /// How many records were dropped and not yet reported.
@@ -76,7 +82,7 @@ final class ReportQueue: Sendable {
                     (Array(state.records[state.head..<min(state.records.count, state.head + batchSize)]), state.dropped, state.stopped)
                 }
                 if dropped > 0 {
-                    let notice = SystemLogRecord(event: "reports-dropped",
+                    let notice = SystemLogRecord(event: "reports-dropped", device: device,
                                                  reason: "\(dropped) records dropped: the destination did not take them", isWarning: true)
                     guard send([notice]) else {
                         if stopped { return }

@@ -15,6 +15,10 @@ struct SystemLogRecord: Sendable, Equatable {
     var app: String?
     var action: String?
     var rule: String?
+    /// The device the record comes from: the host name, stamped by the exporter when the record
+    /// is queued (collectors receive records of many machines; a field says which one without
+    /// parsing the transport's own header).
+    var device: String?
     /// The policy push (version) the record belongs to.
     var push: UInt64?
     var pid: Int32?
@@ -27,6 +31,7 @@ struct SystemLogRecord: Sendable, Equatable {
     /// The structured fields, in a fixed order, without empty ones.
     var fields: [(key: String, value: String)] {
         var out: [(String, String)] = [("event", event)]
+        if let device { out.append(("device", device)) }
         if let app { out.append(("app", app)) }
         if let action { out.append(("action", action)) }
         if let rule { out.append(("rule", rule)) }
@@ -61,6 +66,8 @@ final class SystemLogExporter: Sendable {
     /// journald's native socket, and the classic syslog socket.
     static let journaldSocket = "/run/systemd/journal/socket"
     static let syslogSocket = "/dev/log"
+    /// How long the sending thread waits for room in a live receiver's queue.
+    static let sendTimeoutMilliseconds = 250
     /// The queue's bound (``ReportQueue/capacity``).
     static var capacity: Int { ReportQueue.capacity }
 
@@ -79,23 +86,42 @@ final class SystemLogExporter: Sendable {
     /// Opens the datagram socket and starts the sending thread.
     init(target: Target) {
         self.target = target
-        var name = [UInt8](repeating: 0, count: 256)
-        hostname = name.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress.map { base in
-                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { gethostname($0, buffer.count - 1) }
-            } == 0 ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "-"
-        }
+        hostname = Self.hostName()
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        if descriptor >= 0 {
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            // A full receiver (its queue of datagrams is bounded: net.unix.max_dgram_qlen) makes
+            // the sending thread, and only it, wait for room, up to this long; a log that is away
+            // (no socket, nobody bound) fails at once. Without the wait, a busy but live log
+            // cost a retry pause per full queue and dropped most records under load
+            // (agent-bench --reports: 13,645 of 40,895 delivered).
+            var timeout = timeval(tv_sec: 0, tv_usec: Int(Self.sendTimeoutMilliseconds) * 1000)
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
         self.descriptor = descriptor
         let host = hostname
-        queue = ReportQueue(name: "sharebrokerd-system-log", batchSize: 1) { batch in
+        queue = ReportQueue(name: "sharebrokerd-system-log", batchSize: 1, device: host) { batch in
             batch.allSatisfy { Self.send($0, target: target, descriptor: descriptor, hostname: host) }
         }
     }
 
-    /// Queues `record`; never blocks on the log.
-    func export(_ record: SystemLogRecord) { queue.export(record) }
+    /// This machine's host name (`gethostname`), or `-` (RFC 5424's nil value) when it has none.
+    static func hostName() -> String {
+        var name = [UInt8](repeating: 0, count: 256)
+        let host = name.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { gethostname($0, buffer.count - 1) }
+            } == 0 ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "-"
+        }
+        return host.isEmpty ? "-" : host
+    }
+
+    /// Queues `record`, stamped with this device; never blocks on the log.
+    func export(_ record: SystemLogRecord) {
+        var record = record
+        if record.device == nil { record.device = hostname }
+        queue.export(record)
+    }
 
     /// How many records were dropped so far and not yet reported.
     var droppedCount: Int { queue.droppedCount }
@@ -119,7 +145,7 @@ final class SystemLogExporter: Sendable {
         let sent = bytes.withUnsafeBytes { raw in
             withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    sendto(descriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
         }
@@ -143,10 +169,27 @@ final class SystemLogExporter: Sendable {
     /// products without their own use.
     static func syslogDatagram(_ record: SystemLogRecord, hostname: String, pid: Int32, time: Date) -> [UInt8] {
         let priority = 3 * 8 + (record.isWarning ? 4 : 5)
-        let stamp = time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let stamp = timestamp(time)
         let data = record.fields.map { "\($0.key)=\"\(escapeParameter($0.value))\"" }.joined(separator: " ")
         let msgid = String(record.event.prefix(32).map { $0.isASCII && !$0.isWhitespace ? $0 : "-" })
         return Array("<\(priority)>1 \(stamp) \(hostname) sharebrokerd \(pid) \(msgid) [sharebroker@32473 \(data)] \(oneLine(record.message))".utf8)
+    }
+
+    /// RFC 5424's TIMESTAMP in UTC with milliseconds (`1970-01-01T00:00:00.000Z`), from
+    /// `gmtime_r`: Foundation's ISO 8601 format style cost more than the rest of a record.
+    static func timestamp(_ time: Date) -> String {
+        let since = time.timeIntervalSince1970
+        var seconds = time_t(since.rounded(.down))
+        let milliseconds = min(999, max(0, Int((since - Double(seconds)) * 1000)))
+        var parts = tm()
+        guard gmtime_r(&seconds, &parts) != nil else { return "-" }
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-" + padded(Int(parts.tm_mday), 2)
+            + "T" + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2) + ":" + padded(Int(parts.tm_sec), 2)
+            + "." + padded(milliseconds, 3) + "Z"
     }
 
     /// RFC 5424 PARAM-VALUE escaping: `"`, `\` and `]`.

@@ -199,6 +199,16 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         try socket.write(AgentFrame(type: .keyRequest, body: []))
         var keys = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
         defer { Zeroize.zero(&keys.body) }
+        // A policy installed between the welcome and the key request is pushed to this session
+        // before its keys: keep the newest such push and apply it after the welcome's policy, so
+        // a reload during the handshake neither fails the connection nor is missed.
+        var pushedBeforeKeys: PolicyPushMessage?
+        var pushesBeforeKeys = 0
+        while keys.type == .policy && pushesBeforeKeys < Self.maxPushesBeforeKeys {
+            pushesBeforeKeys += 1
+            do { pushedBeforeKeys = try AgentMessage.decode(PolicyPushMessage.self, from: keys.body) } catch { throw .protocolError(error.description) }
+            keys = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
+        }
         guard keys.type == .keys else { throw .protocolError("expected the key ring, got a \(keys.type) frame") }
         let ring = try Self.importRing(keys.body)
         let resend = state.withLock { state -> [AgentFrame] in
@@ -213,8 +223,16 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         for frame in resend { try? socket.write(frame) }
         state.withLock { $0.nativeMail = welcome.nativeMail }
         apply(policy: welcome.policy, device: welcome.device, push: welcome.push)
+        if let pushed = pushedBeforeKeys, pushed.push > welcome.push {
+            state.withLock { $0.nativeMail = pushed.nativeMail }
+            apply(policy: pushed.policy, device: pushed.device, push: pushed.push)
+        }
         return welcome
     }
+
+    /// How many policy pushes may arrive between the welcome and the key ring before the
+    /// handshake is given up as a protocol error.
+    static let maxPushesBeforeKeys = 64
 
     private static func importRing(_ body: [UInt8]) throws(AgentClientError) -> KeyRing? {
         let result: Result<KeyRing?, SealingError>

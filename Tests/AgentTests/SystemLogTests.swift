@@ -90,6 +90,10 @@ struct SystemLogTests {
         #expect(h.wait { receiver.lines.filter { $0.hasPrefix("sharebrokerd|refused|") }.count > before },
                 "the refusal made while rsyslogd was down arrives when it returns")
 
+        // Every record names its device (the host name) as a field of its own.
+        let device = "device=\"\(SystemLogExporter.escapeParameter(SystemLogExporter.hostName()))\""
+        #expect(receiver.lines.filter { $0.hasPrefix("sharebrokerd|") }.allSatisfy { $0.contains(device) }, "\(receiver.lines)")
+
         let everything = receiver.lines.joined(separator: "\n")
         #expect(!everything.contains("TOP-SECRET"))
         #expect(!everything.contains("keyring"))
@@ -103,12 +107,70 @@ struct SystemLogTests {
         #expect(syslog.hasPrefix("<28>1 1970-01-01T00:00:00.000Z host sharebrokerd 42 blocked [sharebroker@32473 event=\"blocked\" app=\"com.acme.notes\""))
         #expect(syslog.contains(#"reason="a \"quoted\" \] value with a newline""#))
         #expect(!syslog.contains("\n"))
+        // The hand-made timestamp is Foundation's ISO 8601 with milliseconds, in UTC.
+        for seconds in [0, 951_782_400.5, 1_764_079_200.123, 4_102_444_799.999] {
+            let time = Date(timeIntervalSince1970: seconds)
+            #expect(SystemLogExporter.timestamp(time) == time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
         let journald = String(decoding: SystemLogExporter.journaldDatagram(record), as: UTF8.self)
         let lines = journald.split(separator: "\n")
         #expect(lines.contains("PRIORITY=4"))
         #expect(lines.contains("SHAREBROKER_APP=com.acme.notes"))
         #expect(lines.contains("SHAREBROKER_PUSH=7"))
         #expect(lines.allSatisfy { $0.contains("=") }, "every line is KEY=value: \(lines)")
+    }
+
+    @Test("journald's native datagram, received on a real socket: every line KEY=value with a valid journald field name (A-Z, 0-9, _, not starting with _ or a digit, at most 64), the device field is the host name")
+    func journaldDatagramFields() throws {
+        let folder = "/tmp/sbt-journald-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/journal.sock"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(receiver >= 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        let exporter = SystemLogExporter(target: .journald(socket: path))
+        defer { exporter.stop() }
+        exporter.export(SystemLogRecord(event: "policy-refused", app: "com.acme.notes", action: "copy", rule: "pasteboardUnauthorized",
+                                        push: 3, pid: 42, uid: 1000, reason: "line one\nline=two", isWarning: true))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { recv(receiver, $0.baseAddress, $0.count, 0) }
+        #expect(count > 0, "a datagram arrived")
+        let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        #expect(text.hasSuffix("\n"))
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        var fields: [String: String] = [:]
+        for line in lines {
+            guard let equals = line.firstIndex(of: "=") else {
+                Issue.record("a line without '=': \(line)")
+                continue
+            }
+            let key = String(line[..<equals])
+            let valid = !key.isEmpty && key.count <= 64 && key.utf8.allSatisfy { (65...90).contains($0) || (48...57).contains($0) || $0 == 95 }
+                && key.first != "_" && !(key.first?.isNumber ?? true)
+            #expect(valid, "not a journald field name a client may send: \(key)")
+            #expect(fields[key] == nil, "\(key) twice")
+            fields[key] = String(line[line.index(after: equals)...])
+        }
+        #expect(fields["SHAREBROKER_DEVICE"] == SystemLogExporter.hostName())
+        #expect(fields["SHAREBROKER_DEVICE"]?.isEmpty == false)
+        #expect(fields["SHAREBROKER_EVENT"] == "policy-refused")
+        #expect(fields["SHAREBROKER_APP"] == "com.acme.notes")
+        #expect(fields["SHAREBROKER_PUSH"] == "3")
+        #expect(fields["SHAREBROKER_REASON"] == "line one line=two", "the newline is replaced, the '=' kept in the value")
+        #expect(fields["PRIORITY"] == "4")
+        #expect(fields["SYSLOG_IDENTIFIER"] == "sharebrokerd")
+        #expect(fields["MESSAGE"]?.contains("device=") == true)
     }
 
     @Test("A full queue drops the oldest records and counts them; export never blocks")

@@ -8,7 +8,9 @@
 //      every client's acknowledgment and each client has its receipt    goal: p99 < 20 ms
 //   3. the copy path (64-byte SecureCopy) with AgentClient as secure services, against the
 //      in-process embedded default (InProcessKeyCustodian)            goal: ratio <= 1.05
-// Run a release build: swift run -c release agent-bench [--quick]
+// And, with --reports (alone): 4. the copy path while every copy's report is exported to the
+//   system log (a real datagram receiver) against export off, same run   goal: ratio <= 1.05
+// Run a release build: swift run -c release agent-bench [--quick] [--reports]
 import Foundation
 import Logging
 import ShareBroker
@@ -57,6 +59,19 @@ defer { try? FileManager.default.removeItem(atPath: base) }
 func device(print: String) -> String {
     #"{"format": "sharebroker.device", "version": 1, "apps": [{"id": "com.bench.app", "executable": "\#(exe)", "appConnect": true, "policy": {"auth": "authorized", "openIn": "appConnectApps", "pasteboard": "secureCopy", "print": "\#(print)"}}]}"#
 }
+// 4. (--reports, on its own) issue 17: reports exported while many apps copy (ReportsBench.swift).
+if CommandLine.arguments.contains("--reports") {
+    do {
+        try runReportsBenchmark(quick: quick, executable: exe, base: base)
+    } catch {
+        FileHandle.standardError.write(Data("agent-bench: \(error)\n".utf8))
+        try? FileManager.default.removeItem(atPath: base)
+        exit(1)
+    }
+    try? FileManager.default.removeItem(atPath: base)
+    exit(0)
+}
+
 try device(print: "authorized").write(toFile: base + "/device.json", atomically: true, encoding: .utf8)
 let core = try AgentCore(configuration: AgentConfiguration(
     stateDirectory: base + "/state", socketPath: base + "/agent.sock", policyFile: base + "/device.json"))
