@@ -1,4 +1,5 @@
 import Logging
+import ShareBrokerCrypto
 import Synchronization
 
 /// The library a managed app links: it receives the server's policies, tells the app about
@@ -33,6 +34,9 @@ public final class ShareBroker: Sendable {
     let offlineTimers = Mutex<OfflineTimers?>(nil)
     /// The folders of the secure file stores this broker handed out; a retire erases them.
     let secureFileDirectories = Mutex<[String]>([])
+    /// The age bounds of sealed items on paste, and the wall clock (Unix seconds) that seals and
+    /// pastes read: ``SealClock/now()`` unless a test set another.
+    private let sealedItemSettings: Mutex<(limits: SealedItemLimits, clock: @Sendable () -> UInt64)>
     /// One logger per policy log level, made once: setting the level on a copy per call would
     /// copy swift-log's handler box (an allocation) on every logged decision.
     private let loggers: [Logger]
@@ -55,6 +59,7 @@ public final class ShareBroker: Sendable {
         self.appID = appID
         self.platform = platform
         self.wipeJournal = wipeJournal
+        self.sealedItemSettings = Mutex((SealedItemLimits(), { SealClock.now() }))
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
         self.loggers = LogLevel.allCases.map { level in
@@ -62,6 +67,23 @@ public final class ShareBroker: Sendable {
             copy.logLevel = level.loggerLevel
             return copy
         }
+    }
+
+    /// How old a sealed item may be when pasted (default: ``SealedItemLimits/defaultMaximumAge``,
+    /// 24 h). Lower it for stricter replay protection; an item older than the limit is refused.
+    public var sealedItemLimits: SealedItemLimits {
+        get { sealedItemSettings.withLock { $0.limits } }
+        set { sealedItemSettings.withLock { $0.limits = newValue } }
+    }
+
+    /// Replaces the wall clock that seal times and paste ages read (tests).
+    package func setWallClock(_ clock: @escaping @Sendable () -> UInt64) {
+        sealedItemSettings.withLock { $0.clock = clock }
+    }
+
+    /// Now, in Unix seconds, from the wall clock.
+    func wallClock() -> UInt64 {
+        sealedItemSettings.withLock { $0.clock }()
     }
 
     /// What the library itself holds, erased by every retire after the app's registered erasers:
