@@ -60,11 +60,12 @@ public enum KeyRingMessage {
         }
     }
 
-    /// Builds a body from lent keys (at most ``maxKeys``; more are left out, oldest first) and
-    /// the retirement times of the keys after the first (``KeyRing/retiredAt``; missing ones
-    /// are written as 0). The caller must zero the returned array (and the frame built from it)
-    /// after sending.
-    public static func body(_ keys: [(id: UInt32, bytes: UnsafeRawBufferPointer)], retiredAt: [UInt64] = []) -> [UInt8] {
+    /// Builds a body from lent keys (at most ``maxKeys``; more are left out, oldest first) and,
+    /// when `retiredAt` is given, the retirement times of the keys after the first
+    /// (``KeyRing/retiredAt``; missing ones are written as 0). Without it the body has the
+    /// version 1 layout, entries only (the agent's key store embeds that). The caller must zero
+    /// the returned array (and the frame built from it) after sending.
+    public static func body(_ keys: [(id: UInt32, bytes: UnsafeRawBufferPointer)], retiredAt: [UInt64]? = nil) -> [UInt8] {
         let kept = keys.prefix(maxKeys)
         var out = [UInt8]()
         out.reserveCapacity(1 + kept.count * (4 + keyLength + 8))
@@ -76,6 +77,7 @@ public enum KeyRingMessage {
             out.append(UInt8(truncatingIfNeeded: key.id))
             out.append(contentsOf: key.bytes.prefix(keyLength))
         }
+        guard let retiredAt else { return out }
         for index in kept.indices {
             let time: UInt64 = index == 0 ? 0 : (index - 1 < retiredAt.count ? retiredAt[index - 1] : 0)
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: time >> UInt64(shift))) }
