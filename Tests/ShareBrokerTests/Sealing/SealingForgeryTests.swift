@@ -107,7 +107,7 @@ struct SealingForgeryTests {
                                       sealer: "com.acme.gone", sealedAt: beforeRevoke - 60)
         try fixture.custodian.revoke(appID: "com.acme.gone")
         let later = SealClock.now() + 120
-        fixture.broker.setWallClock { later }
+        fixture.broker.setWallClock(to: later)
         let forged = try retained.seal(Array(Self.secret.utf8), itemType: "public.utf8-plain-text",
                                        sealer: "com.acme.notes", sealedAt: later)
         fixture.pasteboard.write([PasteboardItem(type: PasteboardItem.sealedType, bytes: forged)])
@@ -127,7 +127,7 @@ struct SealingForgeryTests {
     @Test("paste reports which app sealed the item; copy binds this app's id")
     func pasteNamesSealer() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
-        fixture.broker.setWallClock { 1_900_000_000 }
+        fixture.broker.setWallClock(to: 1_900_000_000)
         try fixture.broker.copy(.text(Self.secret))
         let pasted = try #require(fixture.broker.pasteWithOrigin())
         #expect(pasted.item == .text(Self.secret))
@@ -143,27 +143,27 @@ struct SealingForgeryTests {
     func replayPastAgeBound() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         let sealedAt: UInt64 = 1_900_000_000
-        fixture.broker.setWallClock { sealedAt }
+        fixture.broker.setWallClock(to: sealedAt)
         try fixture.broker.copy(.text(Self.secret))
         let captured = fixture.pasteboard.read().items
         #expect(fixture.broker.sealedItemLimits.maximumAge == 86_400)
 
         fixture.pasteboard.write([.text("something newer")])
         fixture.pasteboard.write(captured) // an attacker puts the old item back
-        fixture.broker.setWallClock { sealedAt + 86_400 }
+        fixture.broker.setWallClock(to: sealedAt + 86_400)
         #expect(fixture.broker.paste() == .text(Self.secret)) // exactly at the bound: still fresh
-        fixture.broker.setWallClock { sealedAt + 86_401 }
+        fixture.broker.setWallClock(to: sealedAt + 86_401)
         #expect(fixture.broker.paste() == nil)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemTooOld")
 
         // The knob: a stricter bound refuses sooner.
         fixture.broker.sealedItemLimits = SealedItemLimits(maximumAge: 60)
-        fixture.broker.setWallClock { sealedAt + 61 }
+        fixture.broker.setWallClock(to: sealedAt + 61)
         #expect(fixture.broker.paste() == nil)
-        fixture.broker.setWallClock { sealedAt + 59 }
+        fixture.broker.setWallClock(to: sealedAt + 59)
         #expect(fixture.broker.paste() == .text(Self.secret))
         // Dated in the future beyond the tolerance (a key holder trying to outlive the bound).
-        fixture.broker.setWallClock { sealedAt - SealedItemLimits.defaultFutureTolerance - 1 }
+        fixture.broker.setWallClock(to: sealedAt - SealedItemLimits.defaultFutureTolerance - 1)
         #expect(fixture.broker.paste() == nil)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemFromTheFuture")
     }
