@@ -58,6 +58,9 @@ struct ForgeryAttackTests {
         let pasted = try h.run(h.notes, ["paste"])
         #expect(pasted.status == 0)
         #expect(pasted.output == "sealed while entitled")
+        // The app is told who sealed it (`--origin` writes it to standard error).
+        let origin = try h.run(h.notes, ["paste", "--origin"])
+        #expect(origin.error.contains("sealed by com.acme.viewer at \(retiredAt - 30)"))
         retained.wipe()
         current.wipe()
     }
