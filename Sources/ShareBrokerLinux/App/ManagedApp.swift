@@ -1,3 +1,5 @@
+import Dispatch
+import Glibc
 import ShareBroker
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
@@ -16,6 +18,12 @@ import ShareBrokerAgentProtocol
 /// client as key custodian and report sink, the desktop clipboard, desktop hand-offs for
 /// URLs), starts it with `delegate`, and applies the policy in force, so `delegate` hears
 /// `appConnectIsReady` and every value before `attach` returns.
+///
+/// It also runs the policy's offline timers (``OfflinePolicy``): while the agent is connected it
+/// confirms the policy (often enough for the shortest period), the last confirmation is kept in
+/// ``Configuration/offlineStateDirectory`` across restarts, and every second it checks the timers,
+/// so within a second of the access-check period every transfer fails closed and the app is
+/// told, and past the wipe period the app retires itself.
 public final class ManagedApp: Sendable {
     /// What ``attach(_:delegate:)`` connects to and which adapters it uses.
     public struct Configuration: Sendable {
@@ -31,17 +39,22 @@ public final class ManagedApp: Sendable {
         public var outbox: (any Outbox)?
         /// How allowed URLs open (default: the desktop's scheme handlers through GIO).
         public var urlOpener: (any URLOpener)?
+        /// Where the offline timers keep the last confirmation, a folder only this user can read
+        /// that survives logouts and reboots (default: `$XDG_STATE_HOME/sharebroker/APP-ID`, else
+        /// `~/.local/state/sharebroker/APP-ID`).
+        public var offlineStateDirectory: String?
 
         /// The defaults: the agent's socket, 5 s, reconnecting, the desktop's pasteboard and handlers.
         public init(socketPath: String = AgentPaths.socket, handshakeTimeoutMilliseconds: Int = 5_000,
                     reconnects: Bool = true, pasteboard: PasteboardChoice = .automatic,
-                    outbox: (any Outbox)? = nil, urlOpener: (any URLOpener)? = nil) {
+                    outbox: (any Outbox)? = nil, urlOpener: (any URLOpener)? = nil, offlineStateDirectory: String? = nil) {
             self.socketPath = socketPath
             self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
             self.reconnects = reconnects
             self.pasteboard = pasteboard
             self.outbox = outbox
             self.urlOpener = urlOpener
+            self.offlineStateDirectory = offlineStateDirectory
         }
     }
 
@@ -55,12 +68,15 @@ public final class ManagedApp: Sendable {
     public let welcome: WelcomeMessage
     /// The app id the agent identified this process as.
     public var appID: String { welcome.app }
+    /// Confirms while connected and checks the offline timers every second.
+    private let watchdog: OfflineWatchdog
 
     private init(broker: ShareBroker, agent: AgentClient, pasteboard: DesktopPasteboard, welcome: WelcomeMessage) {
         self.broker = broker
         self.agent = agent
         self.pasteboard = pasteboard
         self.welcome = welcome
+        watchdog = OfflineWatchdog(broker: broker, agent: agent)
     }
 
     /// Connects to the agent, builds and starts the broker over the real adapters, and applies
@@ -106,6 +122,13 @@ public final class ManagedApp: Sendable {
             pasteboard: pasteboard.pasteboard, secureServices: agent))
         pasteboard.followPlaceholder(of: broker)
         do {
+            try broker.enableOfflineTimers(directory: configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app))
+        } catch {
+            agent.close()
+            pasteboard.close(handOffTimeout: .zero)
+            throw .setup("the offline timers cannot keep their state: \(error)")
+        }
+        do {
             try broker.start(delegate: delegate)
             try agent.attach(broker)
         } catch {
@@ -124,10 +147,59 @@ public final class ManagedApp: Sendable {
 
     /// Flushes, hands a desktop clipboard item to a clipboard manager, and disconnects.
     public func close() {
+        watchdog.stop()
         _ = agent.flush(timeoutMilliseconds: 1_000)
         pasteboard.close()
         agent.close()
     }
+}
+
+extension ManagedApp {
+    /// `$XDG_STATE_HOME/sharebroker/APP`, else `$HOME/.local/state/sharebroker/APP`, else a
+    /// folder under the agent's runtime folder (which does not survive a reboot).
+    static func defaultStateDirectory(app: String) -> String {
+        func variable(_ name: String) -> String? {
+            guard let value = getenv(name) else { return nil }
+            let text = String(cString: value)
+            return text.hasPrefix("/") ? text : nil
+        }
+        if let state = variable("XDG_STATE_HOME") { return state + "/sharebroker/" + app }
+        if let home = variable("HOME") { return home + "/.local/state/sharebroker/" + app }
+        return AgentPaths.runtimeDirectory + "/apps/\(app)/state"
+    }
+}
+
+/// The offline timers' clockwork for an attached app: every second, a confirmation when the agent
+/// is connected and the last one is older than a quarter of the access-check period (at most
+/// 30 s), then a check of the timers.
+final class OfflineWatchdog: Sendable {
+    /// Thread-safe (`cancel` may come from any thread); Dispatch does not mark it Sendable.
+    nonisolated(unsafe) private let timer: any DispatchSourceTimer
+    /// When this watchdog last confirmed (only its timer's serial queue touches it).
+    private final class State: @unchecked Sendable {
+        var lastConfirmation = ContinuousClock.now
+    }
+
+    init(broker: ShareBroker, agent: AgentClient) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "sharebroker.offline-timers"))
+        self.timer = timer
+        let state = State()
+        timer.setEventHandler {
+            let period = (try? broker.policy())?.offlinePolicy.accessCheckAfter
+            let interval = min(.seconds(30), (period ?? .seconds(120)) / 4)
+            if agent.isConnected, ContinuousClock.now - state.lastConfirmation >= interval {
+                try? broker.confirmPolicy()
+                state.lastConfirmation = .now
+            }
+            _ = try? broker.checkOfflineTimers()
+        }
+        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        timer.resume()
+    }
+
+    func stop() { timer.cancel() }
+
+    deinit { timer.cancel() }
 }
 
 /// Why ``ManagedApp/attach(_:delegate:)`` failed.
