@@ -58,6 +58,8 @@ final class AgentDemo {
     var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["SHAREBROKER_RUNTIME_DIR"] = base
+        // The apps' offline-timer state, in the demo's folder rather than the home.
+        env["XDG_STATE_HOME"] = base + "/state"
         env["SHAREBROKER_SOCKET"] = nil
         env["SHAREBROKER_PASTEBOARD"] = nil
         // The host pasteboard file, even on a desktop (sharebroker copy/paste pick x11 or

@@ -55,6 +55,8 @@ final class AgentHarness: @unchecked Sendable {
     var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
         env["SHAREBROKER_RUNTIME_DIR"] = root
+        // The apps' offline-timer state (ManagedApp), inside the test's folder, not the home.
+        env["XDG_STATE_HOME"] = root + "/xdg-state"
         env["SHAREBROKER_SOCKET"] = nil
         env["SHAREBROKER_PASTEBOARD"] = nil
         // The host pasteboard file, even on a desktop (sharebroker copy/paste pick x11 or

@@ -58,7 +58,7 @@ struct SystemUserDeploymentTests {
         func asDesktopUser(_ command: [String], input: String = "") throws -> AgentHarness.Run {
             try h.run(SystemUsers.setpriv ?? "/usr/bin/setpriv",
                       ["--reuid=\(desktopUser)", "--regid=\(desktopUser)", "--clear-groups", "--",
-                       "/usr/bin/env", "SHAREBROKER_RUNTIME_DIR=\(desktopRuntime)", "SHAREBROKER_SOCKET=\(socket)",
+                       "/usr/bin/env", "SHAREBROKER_RUNTIME_DIR=\(desktopRuntime)", "SHAREBROKER_SOCKET=\(socket)", "XDG_STATE_HOME=\(desktopRuntime)/state",
                        "SHAREBROKER_AGENT_UID=\(agentUser)"] + command,
                       input: input)
         }

@@ -121,12 +121,20 @@ public final class ManagedApp: Sendable {
             outbox: outbox, urlOpener: configuration.urlOpener ?? DesktopURLOpener(), reportSink: agent,
             pasteboard: pasteboard.pasteboard, secureServices: agent))
         pasteboard.followPlaceholder(of: broker)
+        // The offline timers keep their last confirmation in the state folder; where it cannot
+        // be made (no usable home), they count in memory, from this start's first policy: no
+        // weaker than the folder, which this user could delete anyway.
+        let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
         do {
-            try broker.enableOfflineTimers(directory: configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app))
+            try broker.enableOfflineTimers(directory: stateFolder)
         } catch {
-            agent.close()
-            pasteboard.close(handOffTimeout: .zero)
-            throw .setup("the offline timers cannot keep their state: \(error)")
+            do {
+                try broker.enableOfflineTimers(directory: nil)
+            } catch {
+                agent.close()
+                pasteboard.close(handOffTimeout: .zero)
+                throw .setup("the offline timers could not start: \(error)")
+            }
         }
         do {
             try broker.start(delegate: delegate)
