@@ -239,8 +239,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         do {
             result = try KeyRingMessage.withEntries(in: body) { entries in
                 guard !entries.isEmpty else { return .success(nil) }
-                let retiredAt = KeyRingMessage.retirementTimes(in: body)
-                return Result { () throws(SealingError) -> KeyRing? in try KeyRing(importing: entries, retiredAt: retiredAt) }
+                return Result { () throws(SealingError) -> KeyRing? in try KeyRing(importing: entries) }
             }
         } catch {
             throw .protocolError(error.description)

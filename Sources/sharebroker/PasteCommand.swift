@@ -17,9 +17,6 @@ struct PasteCommand: ParsableCommand {
     @Flag(help: "Act as an unmanaged process: do not ask the agent for keys.")
     var unmanaged = false
 
-    @Flag(help: "For a sealed item, also write the app that sealed it and when (Unix seconds) to standard error.")
-    var origin = false
-
     func run() throws {
         var item: PasteboardItem?
         if unmanaged {
@@ -27,12 +24,7 @@ struct PasteCommand: ParsableCommand {
         } else {
             switch HostSession.open(host) {
             case .success(let session):
-                let pasted = session.broker.pasteWithOrigin()
-                item = pasted?.item
-                if origin, let pasted, pasted.wasSealed {
-                    HostIO.error("sharebroker paste: sealed by \(pasted.sealer.map { $0.isEmpty ? "(unnamed)" : $0 } ?? "(version 1 item: unknown)")"
-                                 + " at \(pasted.sealedAt.map(String.init) ?? "(unknown)")")
-                }
+                item = session.broker.paste()
                 _ = session.confirm(host)
             case .failure(let failure):
                 HostIO.error("sharebroker paste: \(failure); reading clear items only")

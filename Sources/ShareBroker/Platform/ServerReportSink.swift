@@ -4,8 +4,7 @@ public struct BlockedAttemptRecord: Sendable, Hashable {
     public var action: String
     /// The app the transfer was headed to, when known.
     public var target: String?
-    /// The rule that refused it (a ``DecisionRule`` raw value; for a sealed item refused on paste,
-    /// `sealedItemForged`, `sealedItemTooOld` or `sealedItemFromTheFuture`).
+    /// The rule that refused it (a ``DecisionRule`` raw value).
     public var rule: String
     /// The snapshot generation the decision read.
     public var generation: UInt64
