@@ -31,7 +31,7 @@ struct OfflineTimerAgentTests {
     func offlinePeriodWithTheAgent() throws {
         let h = try AgentHarness()
         let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let policy = #"{"auth": "authorized", "openIn": "appConnectApps", "pasteboard": "secureCopy", "print": "authorized", "dragAndDrop": "appConnectApps", "offlineAccessCheckSeconds": 2}"#
+        let policy = #"{"auth": "authorized", "openIn": "appConnectApps", "pasteboard": "secureCopy", "print": "authorized", "dragAndDrop": "appConnectApps", "offlineAccessCheckSeconds": 3}"#
         let device = #"{"format": "sharebroker.device", "version": 2, "apps": [{"id": "com.acme.tests", "executable": "\#(me)", "appConnect": true, "policy": \#(policy)}]}"#
         try device.write(toFile: h.policyPath, atomically: true, encoding: .utf8)
         try h.startAgent()
@@ -44,7 +44,8 @@ struct OfflineTimerAgentTests {
             offlineStateDirectory: state),
             delegate: delegate)
         defer { app.close() }
-        #expect(try app.broker.policy().offlinePolicy.accessCheckAfter == .seconds(2))
+        #expect(h.wait { app.broker.currentSnapshot.secureServices == .available })
+        #expect(try app.broker.policy().offlinePolicy.accessCheckAfter == .seconds(3))
         #expect(try app.broker.copy(.text("sealed")).action == .writeSealed)
 
         // Connected for twice the period: the watchdog's confirmations keep it authorized.
@@ -55,14 +56,16 @@ struct OfflineTimerAgentTests {
 
         // The agent goes away: past the period (and the watchdog's next second) copies fail closed.
         h.stopAgent(signal: SIGKILL)
-        #expect(h.wait(8) { (try? app.broker.policy().authState) == .unauthorized })
+        #expect(h.wait(10) { (try? app.broker.policy().authState) == .unauthorized })
         #expect(try app.broker.copy(.text("must not be written")).action == .blocked)
         #expect(delegate.last?.0 == .unauthorized)
         #expect(delegate.last?.1.contains("not confirmed") == true, "\(String(describing: delegate.last))")
 
         // It returns: the client reconnects, the policy is confirmed, the user is authorized again.
         try h.startAgent()
-        #expect(h.wait(10) { (try? app.broker.policy().authState) == .authorized })
+        // Authorized again and the key ring back (the reconnection installs both).
+        #expect(h.wait(10) { (try? app.broker.policy().authState) == .authorized
+            && app.agent.availability == .available && app.broker.currentSnapshot.secureServices == .available })
         #expect(try app.broker.copy(.text("sealed again")).action == .writeSealed)
     }
 }
