@@ -171,6 +171,8 @@ public final class AgentCore: Sendable {
     struct State {
         var registry: DeviceRegistry
         var ring: KeyRing
+        /// Each app's file keys (every generation, newest first); sent to that app only.
+        var fileKeys: [String: FileKeyRing]
         var metadata: KeyStore.Metadata
         var push: UInt64 = 1
         var sessions: [UInt64: Session] = [:]
@@ -241,10 +243,12 @@ public final class AgentCore: Sendable {
         let registry = try Self.loadPolicy(configuration: configuration, statePath: policyPath, logger: logger)
         let entitled = Self.entitled(registry)
         var ring: KeyRing
+        var fileKeys: [String: FileKeyRing]
         var metadata: KeyStore.Metadata
         do {
             if let stored = try keyStore.load() {
                 ring = stored.ring
+                fileKeys = stored.fileKeys
                 metadata = stored.metadata
                 let revoked = Set(metadata.entitled).subtracting(entitled)
                 if !revoked.isEmpty {
@@ -253,17 +257,20 @@ public final class AgentCore: Sendable {
                     logger.notice("rotated the group key at start: entitlement lost while the agent was down", metadata: [
                         "apps": "\(revoked.sorted().joined(separator: ","))", "key": "\(Self.hex(ring.currentKeyID))"])
                 }
+                try Self.updateFileKeys(&fileKeys, registry: registry, entitled: entitled, revoked: revoked, logger: logger)
                 metadata.entitled = entitled.sorted()
             } else {
                 ring = try Self.newRing()
+                fileKeys = [:]
+                try Self.updateFileKeys(&fileKeys, registry: registry, entitled: entitled, revoked: [], logger: logger)
                 metadata = KeyStore.Metadata(entitled: entitled.sorted(), rotation: 0)
                 logger.notice("created a new group key ring", metadata: ["key": "\(Self.hex(ring.currentKeyID))"])
             }
-            try keyStore.save(ring, metadata: metadata)
+            try keyStore.save(KeyStore.Contents(ring: ring, fileKeys: fileKeys, metadata: metadata))
         } catch {
             throw .state(error)
         }
-        state = Mutex(State(registry: registry, ring: ring, metadata: metadata))
+        state = Mutex(State(registry: registry, ring: ring, fileKeys: fileKeys, metadata: metadata))
     }
 
     deinit {
@@ -305,6 +312,45 @@ public final class AgentCore: Sendable {
         } catch {
             throw AgentStateError(operation: "rotate the group key", path: "(memory)", code: 0, detail: error.description)
         }
+    }
+
+    /// Brings the apps' file keys up to date with a policy: an entitled app without file keys
+    /// gets its first generation; an app in `revoked` (it lost its entitlement, or a process
+    /// that received its keys lost its identity) gets a new generation, so files it writes once
+    /// entitled again are under a key no earlier holder had; a retired app's file keys are
+    /// dropped (a retire wipes the app's files, and dropping the keys makes any copy left
+    /// behind unreadable: crypto-erasure). No other generation is ever dropped, so every secure
+    /// file stays readable by its app. Returns whether anything changed.
+    @discardableResult
+    static func updateFileKeys(_ fileKeys: inout [String: FileKeyRing], registry: DeviceRegistry, entitled: Set<String>,
+                               revoked: Set<String>, logger: Logger) throws(AgentStateError) -> Bool {
+        var changed = false
+        do throws(SealingError) {
+            for app in registry.apps where app.isAppConnect && app.policy?.auth == .retired {
+                // Dropped, not wiped: the state in force may still hold the ring until the store is
+                // saved; its memory is zeroed when the last reference goes.
+                if fileKeys.removeValue(forKey: app.id) != nil {
+                    changed = true
+                    logger.notice("dropped the file keys of a retired app", metadata: ["app": "\(app.id)"])
+                }
+            }
+            for app in revoked.sorted() {
+                guard let keys = fileKeys[app] else { continue }
+                guard keys.canAdvance else {
+                    logger.warning("the app has the most file key generations; it keeps sealing under its newest", metadata: ["app": "\(app)"])
+                    continue
+                }
+                fileKeys[app] = try keys.advanced()
+                changed = true
+            }
+            for app in entitled.sorted() where fileKeys[app] == nil {
+                fileKeys[app] = try FileKeyRing.generate()
+                changed = true
+            }
+        } catch {
+            throw AgentStateError(operation: "make file keys", path: "(memory)", code: 0, detail: error.description)
+        }
+        return changed
     }
 
     static func hex(_ id: UInt32) -> String {
@@ -427,24 +473,32 @@ public final class AgentCore: Sendable {
         }
     }
 
-    /// The key ids `app` should hold now: the ring's, or none when it is not entitled.
+    /// The key ids `app` should hold now: the ring's then its own file keys', or none when it is
+    /// not entitled.
     private func keyIDs(for app: String, state: State) -> [UInt32] {
-        state.metadata.entitled.contains(app) ? state.ring.keyIDs : []
+        guard state.metadata.entitled.contains(app), let fileKeys = state.fileKeys[app] else { return [] }
+        return state.ring.keyIDs + fileKeys.keyIDs
     }
 
     /// Sends the session its key ring, or "no keys" when its app is not entitled, and returns the
     /// key ids sent. Called with the state lock held, so rings and pushes reach each client in
     /// order.
     private func sendKeys(to session: Session, state: State) -> [UInt32] {
-        guard state.metadata.entitled.contains(session.app) else {
+        guard state.metadata.entitled.contains(session.app), let fileKeys = state.fileKeys[session.app] else {
             session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
             return []
         }
         do {
-            var body = try state.ring.exportKeys { KeyRingMessage.body($0) }
+            // The group's keys and this app's own file keys: never another app's.
+            let built = try state.ring.exportKeys { group in
+                Result { () throws(SealingError) -> [UInt8] in
+                    try fileKeys.exportKeys { files in KeyRingMessage.body(group: group, files: files) }
+                }
+            }
+            var body = try built.get()
             session.connection.send([AgentFrame(type: .keys, body: body)], sensitive: true)
             Zeroize.zero(&body)
-            return state.ring.keyIDs
+            return keyIDs(for: session.app, state: state)
         } catch {
             logger.error("could not export the key ring; the app gets no keys", metadata: ["app": "\(session.app)"])
             session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
@@ -704,25 +758,38 @@ public final class AgentCore: Sendable {
         }
         let result = try state.withLock { (state) throws(AgentError) -> (rotated: Bool, revoked: [String], push: UInt64) in
             let entitled = Self.entitled(registry)
-            var revoked = Set(state.metadata.entitled).subtracting(entitled)
+            var revokedApps = Set(state.metadata.entitled).subtracting(entitled)
+            var revoked = revokedApps
             for (id, refusal) in mismatched {
                 guard let session = state.sessions.removeValue(forKey: id) else { continue }
-                if let sent = session.sentKeyIDs, !sent.isEmpty { revoked.insert(session.app + " (pid \(session.peer.pid): \(refusal.reason.rawValue))") }
+                if let sent = session.sentKeyIDs, !sent.isEmpty {
+                    revoked.insert(session.app + " (pid \(session.peer.pid): \(refusal.reason.rawValue))")
+                    revokedApps.insert(session.app)
+                }
                 session.connection.send([AgentFrame(type: .keys, body: KeyRingMessage.none)], sensitive: false)
                 refuse(refusal, peer: session.peer, connection: session.connection)
             }
             var ring = state.ring
+            var fileKeys = state.fileKeys
             var metadata = state.metadata
             if !revoked.isEmpty {
                 do throws(AgentStateError) { ring = try Self.rotate(ring, keepingRecent: configuration.keepingRecent) } catch { throw .state(error) }
                 metadata.rotation += 1
             }
+            let fileKeysChanged: Bool
+            do throws(AgentStateError) {
+                fileKeysChanged = try Self.updateFileKeys(&fileKeys, registry: registry, entitled: entitled,
+                                                          revoked: revokedApps, logger: logger)
+            } catch { throw .state(error) }
             metadata.entitled = entitled.sorted()
-            if metadata != state.metadata || ring !== state.ring {
-                do throws(AgentStateError) { try keyStore.save(ring, metadata: metadata) } catch { throw .state(error) }
+            if metadata != state.metadata || ring !== state.ring || fileKeysChanged {
+                do throws(AgentStateError) {
+                    try keyStore.save(KeyStore.Contents(ring: ring, fileKeys: fileKeys, metadata: metadata))
+                } catch { throw .state(error) }
             }
             state.registry = registry
             state.ring = ring
+            state.fileKeys = fileKeys
             state.metadata = metadata
             state.push += 1
             // One push frame per app, shared by its sessions.

@@ -3,14 +3,19 @@ import ShareBroker
 import ShareBrokerAgentProtocol
 import ShareBrokerCrypto
 
-/// The group key ring on disk, in the agent's state folder: file `keyring`, mode 0600, replaced
-/// atomically and durably (``DurableFile/writeAtomically(_:to:)-(UnsafeRawBufferPointer,_)``).
+/// The group key ring and every app's file keys on disk, in the agent's state folder: file
+/// `keyring`, mode 0600, replaced atomically and durably
+/// (``DurableFile/writeAtomically(_:to:)-(UnsafeRawBufferPointer,_)``).
 ///
-/// Layout (big-endian): magic `SBKR`, version `01`, key count `n` (1 to 16), `n` entries of a
-/// 4-byte key id and 32 key bytes (the sealing key first, then newest to oldest), a 4-byte
-/// length `m` and `m` bytes of JSON metadata: `{"entitled": [app ids], "rotation": N}`. The
-/// entitled set is the one the ring was last rotated for, so an app deauthorized while the agent
-/// was down is noticed at the next start and the key rotated then.
+/// Layout, version 2 (big-endian): magic `SBKR`, version `02`, key count `n` (1 to 16), `n`
+/// entries of a 4-byte key id and 32 key bytes (the sealing key first, then newest to oldest);
+/// a 4-byte app count `a`, then `a` apps: a 2-byte length and that many bytes of the app id
+/// (UTF-8), a 2-byte key count `m` (1 to 4096) and `m` entries (newest first) of that app's
+/// file keys; then a 4-byte length `l` and `l` bytes of JSON metadata:
+/// `{"entitled": [app ids], "rotation": N}`. The entitled set is the one the ring was last
+/// rotated for, so an app deauthorized while the agent was down is noticed at the next start
+/// and the key rotated then. Version 1 (no file-key section) is still read; the next save
+/// writes version 2.
 struct KeyStore {
     /// What is kept with the ring.
     struct Metadata: Codable, Equatable {
@@ -20,9 +25,17 @@ struct KeyStore {
         var rotation: UInt64
     }
 
+    /// What the store holds.
+    struct Contents {
+        var ring: KeyRing
+        /// Each app's file keys (every generation, newest first).
+        var fileKeys: [String: FileKeyRing]
+        var metadata: Metadata
+    }
+
     static let magic: [UInt8] = Array("SBKR".utf8)
-    static let version: UInt8 = 1
-    static let maxFileSize = 1 << 20
+    static let version: UInt8 = 2
+    static let maxFileSize = 64 << 20
 
     let path: String
 
@@ -30,66 +43,128 @@ struct KeyStore {
         path = directory + "/keyring"
     }
 
-    /// The ring and its metadata, or `nil` when no ring was ever written.
-    func load() throws(AgentStateError) -> (ring: KeyRing, metadata: Metadata)? {
+    /// The keys and metadata, or `nil` when no ring was ever written.
+    func load() throws(AgentStateError) -> Contents? {
         guard var bytes = try DurableFile.read(path, limit: Self.maxFileSize) else { return nil }
         defer { Zeroize.zero(&bytes) }
         func corrupt(_ why: String) -> AgentStateError {
             AgentStateError(operation: "read the key ring", path: path, code: 0,
-                            detail: "\(why); restore it from a backup, or move it away to start a new group key (items sealed before become unreadable)")
+                            detail: "\(why); restore it from a backup, or move it away to start new keys (items and secure files sealed before become unreadable)")
         }
         guard bytes.count >= 6, Array(bytes[0..<4]) == Self.magic else { throw corrupt("not a key ring file") }
-        guard bytes[4] == Self.version else { throw corrupt("unknown key ring version \(bytes[4])") }
-        let count = Int(bytes[5])
-        let keysEnd = 6 + count * 36
-        guard count >= 1, count <= KeyRingMessage.maxKeys, bytes.count >= keysEnd + 4 else { throw corrupt("truncated") }
-        let metaLength = Int(bytes[keysEnd]) << 24 | Int(bytes[keysEnd + 1]) << 16 | Int(bytes[keysEnd + 2]) << 8
-            | Int(bytes[keysEnd + 3])
-        guard bytes.count == keysEnd + 4 + metaLength else { throw corrupt("truncated metadata") }
-        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: Data(bytes[(keysEnd + 4)...])) else {
+        let version = bytes[4]
+        guard version == 1 || version == Self.version else { throw corrupt("unknown key ring version \(version)") }
+        var reader = Reader(bytes: bytes, offset: 5)
+        guard let count = reader.uint(1), count >= 1, count <= KeyRingMessage.maxKeys,
+              let groupKeys = reader.keys(count) else { throw corrupt("truncated group keys") }
+        var fileKeyRanges: [(app: String, keys: [(id: UInt32, offset: Int)])] = []
+        if version == Self.version {
+            guard let apps = reader.uint(4) else { throw corrupt("truncated file keys") }
+            for _ in 0..<apps {
+                guard let length = reader.uint(2), let appBytes = reader.take(length),
+                      let app = String(validating: appBytes, as: UTF8.self),
+                      let keyCount = reader.uint(2), keyCount >= 1, keyCount <= FileKeyRing.maximumGenerations,
+                      let keys = reader.keys(keyCount) else { throw corrupt("truncated or malformed file keys") }
+                fileKeyRanges.append((app, keys))
+            }
+        }
+        guard let metaLength = reader.uint(4), let meta = reader.take(metaLength), reader.offset == bytes.count else {
+            throw corrupt("truncated metadata")
+        }
+        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: Data(meta)) else {
             throw corrupt("unreadable metadata")
         }
-        var keyBody = Array(bytes[5..<keysEnd])
-        defer { Zeroize.zero(&keyBody) }
-        let ring: Result<KeyRing, SealingError>
-        do {
-            ring = try KeyRingMessage.withEntries(in: keyBody) { entries in
-                Result { () throws(SealingError) -> KeyRing in try KeyRing(importing: entries) }
+        let imported: Result<Contents, SealingError> = bytes.withUnsafeBytes { raw in
+            func lend(_ keys: [(id: UInt32, offset: Int)]) -> [KeyRing.LentKey] {
+                keys.map { ($0.id, UnsafeRawBufferPointer(rebasing: raw[$0.offset..<($0.offset + GroupKey.byteCount)])) }
             }
-        } catch {
-            throw corrupt("bad key entries")
+            return Result { () throws(SealingError) -> Contents in
+                let ring = try KeyRing(importing: lend(groupKeys))
+                var fileKeys: [String: FileKeyRing] = [:]
+                for entry in fileKeyRanges {
+                    fileKeys[entry.app] = try FileKeyRing(importing: lend(entry.keys))
+                }
+                return Contents(ring: ring, fileKeys: fileKeys, metadata: metadata)
+            }
         }
-        switch ring {
-        case .success(let ring): return (ring, metadata)
+        switch imported {
+        case .success(let contents): return contents
         case .failure(let error): throw corrupt("keys could not be imported (\(error))")
         }
     }
 
-    /// Writes the ring and its metadata atomically and durably; transient buffers are zeroed.
-    func save(_ ring: KeyRing, metadata: Metadata) throws(AgentStateError) {
+    /// Writes the keys and metadata atomically and durably; transient buffers are zeroed.
+    func save(_ contents: Contents) throws(AgentStateError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let meta = (try? Array(encoder.encode(metadata))) ?? Array("{}".utf8)
-        var file: [UInt8]
-        do {
-            file = try ring.exportKeys { keys -> [UInt8] in
-                var body = KeyRingMessage.body(keys)
-                var out = [UInt8]()
-                out.reserveCapacity(5 + body.count + 4 + meta.count)
-                out.append(contentsOf: Self.magic)
-                out.append(Self.version)
-                out.append(contentsOf: body)
-                Zeroize.zero(&body)
-                let length = UInt32(meta.count)
-                out.append(contentsOf: [UInt8(length >> 24 & 0xff), UInt8(length >> 16 & 0xff),
-                                        UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
-                out.append(contentsOf: meta)
-                return out
+        let meta = (try? Array(encoder.encode(contents.metadata))) ?? Array("{}".utf8)
+        var file: [UInt8] = Self.magic + [Self.version]
+        defer { Zeroize.zero(&file) }
+        do throws(SealingError) {
+            try contents.ring.exportKeys { keys in
+                file.append(UInt8(min(keys.count, KeyRingMessage.maxKeys)))
+                for key in keys.prefix(KeyRingMessage.maxKeys) { Self.append(key, to: &file) }
+            }
+            let apps = contents.fileKeys.keys.sorted()
+            Self.append(UInt32(apps.count), bytes: 4, to: &file)
+            for app in apps {
+                guard let ring = contents.fileKeys[app] else { continue }
+                let id = Array(app.utf8.prefix(Int(UInt16.max)))
+                Self.append(UInt32(id.count), bytes: 2, to: &file)
+                file.append(contentsOf: id)
+                try ring.exportKeys { keys in
+                    Self.append(UInt32(keys.count), bytes: 2, to: &file)
+                    for key in keys { Self.append(key, to: &file) }
+                }
             }
         } catch {
             throw AgentStateError(operation: "save the key ring", path: path, code: 0, detail: error.description)
         }
-        defer { Zeroize.zero(&file) }
+        Self.append(UInt32(meta.count), bytes: 4, to: &file)
+        file.append(contentsOf: meta)
         try DurableFile.writeAtomically(file, to: path)
+    }
+
+    private static func append(_ key: KeyRing.LentKey, to out: inout [UInt8]) {
+        append(key.id, bytes: 4, to: &out)
+        out.append(contentsOf: key.bytes.prefix(GroupKey.byteCount))
+    }
+
+    private static func append(_ value: UInt32, bytes: Int, to out: inout [UInt8]) {
+        for index in stride(from: bytes - 1, through: 0, by: -1) {
+            out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))))
+        }
+    }
+
+    /// Reads big-endian fields from the file, never past its end.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset: Int
+
+        mutating func uint(_ width: Int) -> Int? {
+            guard bytes.count - offset >= width else { return nil }
+            var value = 0
+            for index in 0..<width { value = value << 8 | Int(bytes[offset + index]) }
+            offset += width
+            return value
+        }
+
+        mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+            guard count >= 0, bytes.count - offset >= count else { return nil }
+            defer { offset += count }
+            return bytes[offset..<(offset + count)]
+        }
+
+        /// `count` key entries: their ids and the offsets of their bytes (unique ids).
+        mutating func keys(_ count: Int) -> [(id: UInt32, offset: Int)]? {
+            var keys: [(id: UInt32, offset: Int)] = []
+            for _ in 0..<count {
+                guard let id = uint(4), bytes.count - offset >= GroupKey.byteCount else { return nil }
+                keys.append((UInt32(id), offset))
+                offset += GroupKey.byteCount
+            }
+            guard Set(keys.map(\.id)).count == keys.count else { return nil }
+            return keys
+        }
     }
 }

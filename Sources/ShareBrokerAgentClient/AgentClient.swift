@@ -98,6 +98,8 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         var nativeMail: [String]?
         var push: UInt64 = 0
         var ring: KeyRing?
+        /// This app's own file keys, delivered with the ring (and dropped with it).
+        var fileKeys: FileKeyRing?
         var broker: ShareBroker?
         var pending: [String: Pending] = [:]
         var pendingOrder: [String] = []
@@ -126,7 +128,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     deinit {
-        state.withLock { $0.ring }?.wipe()
+        let (ring, fileKeys) = state.withLock { ($0.ring, $0.fileKeys) }
+        ring?.wipe()
+        fileKeys?.wipe()
     }
 
     /// Sets a function called with every ``AgentClientEvent`` (on the client's thread).
@@ -210,10 +214,13 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
             keys = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
         }
         guard keys.type == .keys else { throw .protocolError("expected the key ring, got a \(keys.type) frame") }
-        let ring = try Self.importRing(keys.body)
+        let imported = try Self.importRing(keys.body)
+        let ring = imported?.ring
         let resend = state.withLock { state -> [AgentFrame] in
             state.ring?.wipe()
+            state.fileKeys?.wipe()
             state.ring = ring
+            state.fileKeys = imported?.fileKeys
             state.socket = socket
             state.welcome = welcome
             return state.pendingOrder.compactMap { state.pending[$0]?.frame }
@@ -234,12 +241,15 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     /// handshake is given up as a protocol error.
     static let maxPushesBeforeKeys = 64
 
-    private static func importRing(_ body: [UInt8]) throws(AgentClientError) -> KeyRing? {
-        let result: Result<KeyRing?, SealingError>
+    /// The group's ring and this app's file keys from a key frame, or `nil` for "no keys".
+    private static func importRing(_ body: [UInt8]) throws(AgentClientError) -> (ring: KeyRing, fileKeys: FileKeyRing)? {
+        let result: Result<(ring: KeyRing, fileKeys: FileKeyRing)?, SealingError>
         do {
-            result = try KeyRingMessage.withEntries(in: body) { entries in
-                guard !entries.isEmpty else { return .success(nil) }
-                return Result { () throws(SealingError) -> KeyRing? in try KeyRing(importing: entries) }
+            result = try KeyRingMessage.withEntries(in: body) { group, files in
+                guard !group.isEmpty else { return .success(nil) }
+                return Result { () throws(SealingError) -> (ring: KeyRing, fileKeys: FileKeyRing)? in
+                    (try KeyRing(importing: group), try FileKeyRing(importing: files))
+                }
             }
         } catch {
             throw .protocolError(error.description)
@@ -286,12 +296,17 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     private func handle(_ frame: AgentFrame) throws(AgentClientError) {
         switch frame.type {
         case .keys:
-            let ring = try Self.importRing(frame.body)
-            let old = state.withLock { state -> KeyRing? in
-                defer { state.ring = ring }
-                return state.ring
+            let imported = try Self.importRing(frame.body)
+            let ring = imported?.ring
+            let old = state.withLock { state -> (KeyRing?, FileKeyRing?) in
+                defer {
+                    state.ring = ring
+                    state.fileKeys = imported?.fileKeys
+                }
+                return (state.ring, state.fileKeys)
             }
-            if old !== ring { old?.wipe() }
+            old.0?.wipe()
+            old.1?.wipe()
             if let ring { emit(.keysInstalled(ring.keyIDs)) } else { emit(.keysDropped) }
             reportAvailability()
         case .policy:
@@ -321,13 +336,17 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     private func disconnect(reason: String) {
-        let (ring, closed) = state.withLock { state -> (KeyRing?, Bool) in
+        let (ring, fileKeys, closed) = state.withLock { state -> (KeyRing?, FileKeyRing?, Bool) in
             state.socket?.shutdown()
             state.socket = nil
-            defer { state.ring = nil }
-            return (state.ring, state.closed)
+            defer {
+                state.ring = nil
+                state.fileKeys = nil
+            }
+            return (state.ring, state.fileKeys, state.closed)
         }
         ring?.wipe()
+        fileKeys?.wipe()
         guard !closed else { return }
         logger.notice("lost the agent; secure services unavailable", metadata: ["reason": "\(reason)"])
         emit(.disconnected(reason: reason))
@@ -446,14 +465,18 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
 
     /// Disconnects for good: zeroes the ring, stops reconnecting.
     public func close() {
-        let ring = state.withLock { state -> KeyRing? in
+        let (ring, fileKeys) = state.withLock { state -> (KeyRing?, FileKeyRing?) in
             state.closed = true
             state.socket?.shutdown()
             state.socket = nil
-            defer { state.ring = nil }
-            return state.ring
+            defer {
+                state.ring = nil
+                state.fileKeys = nil
+            }
+            return (state.ring, state.fileKeys)
         }
         ring?.wipe()
+        fileKeys?.wipe()
     }
 
     // MARK: SecureServices
@@ -472,15 +495,29 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         }
     }
 
-    /// Zeroes the cached ring now (retire); the agent sends no new one to a retired app.
-    /// Called by the library inside ``ShareBroker/apply(_:)``; the availability change is
-    /// reported to the broker after the update.
+    /// This app's own file keys, cached with the ring (no round trip to the agent), for the app
+    /// the agent identified.
+    public func fileKeys(for appID: String) throws(SecureServicesError) -> FileKeyRing {
+        try state.withLock { (state) throws(SecureServicesError) -> FileKeyRing in
+            guard state.socket != nil, let keys = state.fileKeys, !keys.isWiped else { throw .unavailable }
+            guard state.welcome?.app == appID else { throw .notEntitled(appID) }
+            return keys
+        }
+    }
+
+    /// Zeroes the cached ring and file keys now (retire); the agent sends no new ones to a
+    /// retired app. Called by the library inside ``ShareBroker/apply(_:)``; the availability
+    /// change is reported to the broker after the update.
     public func relinquishKeys(for appID: String) throws(SealingError) {
-        let ring = state.withLock { state -> KeyRing? in
-            defer { state.ring = nil }
-            return state.ring
+        let (ring, fileKeys) = state.withLock { state -> (KeyRing?, FileKeyRing?) in
+            defer {
+                state.ring = nil
+                state.fileKeys = nil
+            }
+            return (state.ring, state.fileKeys)
         }
         ring?.wipe()
+        fileKeys?.wipe()
     }
 
     // MARK: ServerReportSink

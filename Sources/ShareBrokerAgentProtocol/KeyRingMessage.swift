@@ -3,62 +3,117 @@ import ShareBrokerCrypto
 /// The body of a ``AgentFrameType/keys`` frame: binary, so that key bytes never pass through
 /// JSON or a `String`, and the buffers holding them can be zeroed.
 ///
-/// Layout: one byte `n` (0 to ``maxKeys``), then `n` entries of a 4-byte big-endian key id and
-/// 32 key bytes; the first entry is the key that seals, the others (newest first) open only.
-/// `n == 0` means "you are not entitled to keys: drop the ones you hold".
+/// Layout, format 2 (big-endian):
+///
+/// ```
+/// marker 0x82 | n (1 byte, 0 ... 16) | n × (key id u32, 32 key bytes)       the group's keys
+///             | m (u16, 0 ... 4096)  | m × (key id u32, 32 key bytes)       this app's file keys
+/// ```
+///
+/// The first group key seals, the others (newest first) open only; the file keys are the
+/// receiving app's own generations, newest (the one that seals) first, never another app's.
+/// `n == 0` (and then `m == 0`) means "you are not entitled to keys: drop the ones you hold".
+///
+/// The marker is over 16, so a format 1 reader (whose first byte is the key count, at most 16)
+/// refuses a format 2 body rather than misreading it; a format 2 reader refuses a format 1
+/// body (first byte 1 ... 16) with ``FrameError/invalidBody(_:)`` saying to update the agent,
+/// and reads the format 1 "no keys" body (`[0]`) as "drop your keys", which is always safe.
 public enum KeyRingMessage {
     /// Bytes per key.
     public static let keyLength = 32
-    /// The most keys one message carries.
+    /// The most group keys one message carries.
     public static let maxKeys = 16
+    /// The most file keys one message carries (``FileKeyRing/maximumGenerations``).
+    public static let maxFileKeys = FileKeyRing.maximumGenerations
+    /// The first byte of a format 2 body.
+    public static let formatMarker: UInt8 = 0x82
 
-    /// Validates `body` and lends its entries to `read`, with pointers into `body`.
+    /// One key lent from a message: its id and its 32 bytes, valid only inside the closure.
+    public typealias Entry = (id: UInt32, bytes: UnsafeRawBufferPointer)
+
+    /// Validates `body` and lends its entries to `read`, with pointers into `body`: the group's
+    /// keys and the app's file keys (both empty for "no keys").
     ///
-    /// - Throws: ``FrameError/invalidBody(_:)`` when the count is over ``maxKeys``, the length does
-    ///   not match the count, or two entries share an id.
+    /// - Throws: ``FrameError/invalidBody(_:)`` for a format 1 body that carries keys (an agent
+    ///   older than this client), an unknown format, a count over ``maxKeys`` or ``maxFileKeys``,
+    ///   group keys without file keys or the reverse, a length that does not match the counts, or
+    ///   two entries of one list sharing an id.
     public static func withEntries<R>(in body: [UInt8],
-                                      _ read: ([(id: UInt32, bytes: UnsafeRawBufferPointer)]) -> R) throws(FrameError) -> R {
-        guard let count = body.first.map(Int.init) else { throw .invalidBody("a key frame needs a count byte") }
-        guard count <= maxKeys else { throw .invalidBody("a key frame holds at most \(maxKeys) keys, not \(count)") }
-        guard body.count == 1 + count * (4 + keyLength) else {
-            throw .invalidBody("a key frame of \(count) keys must be \(1 + count * (4 + keyLength)) bytes, not \(body.count)")
+                                      _ read: (_ group: [Entry], _ files: [Entry]) -> R) throws(FrameError) -> R {
+        guard let first = body.first else { throw .invalidBody("a key frame needs a format byte") }
+        if first == 0 && body.count == 1 { return read([], []) } // format 1 "no keys": always safe to obey
+        if first >= 1 && first <= UInt8(maxKeys) {
+            throw .invalidBody("the agent sent a format 1 key frame (group keys only, no per-app file keys); update sharebrokerd to the version of this library")
         }
-        var ids = Set<UInt32>()
-        for index in 0..<count {
-            let offset = 1 + index * (4 + keyLength)
-            let id = UInt32(body[offset]) << 24 | UInt32(body[offset + 1]) << 16 | UInt32(body[offset + 2]) << 8
-                | UInt32(body[offset + 3])
-            guard ids.insert(id).inserted else { throw .invalidBody("two keys share the id \(id)") }
+        guard first == formatMarker else {
+            throw .invalidBody("unknown key frame format 0x\(String(first, radix: 16)); use matching agent and client")
+        }
+        guard body.count >= 2 else { throw .invalidBody("a key frame needs a group key count") }
+        let groupCount = Int(body[1])
+        guard groupCount <= maxKeys else { throw .invalidBody("a key frame holds at most \(maxKeys) group keys, not \(groupCount)") }
+        let fileCountOffset = 2 + groupCount * (4 + keyLength)
+        guard body.count >= fileCountOffset + 2 else {
+            throw .invalidBody("a key frame of \(groupCount) group keys is truncated (\(body.count) bytes)")
+        }
+        let fileCount = Int(body[fileCountOffset]) << 8 | Int(body[fileCountOffset + 1])
+        guard fileCount <= maxFileKeys else { throw .invalidBody("a key frame holds at most \(maxFileKeys) file keys, not \(fileCount)") }
+        guard (groupCount == 0) == (fileCount == 0) else {
+            throw .invalidBody("a key frame carries group keys and file keys together, or neither (\(groupCount) and \(fileCount))")
+        }
+        let expected = fileCountOffset + 2 + fileCount * (4 + keyLength)
+        guard body.count == expected else {
+            throw .invalidBody("a key frame of \(groupCount) group and \(fileCount) file keys must be \(expected) bytes, not \(body.count)")
+        }
+        let groupOffsets = (0..<groupCount).map { 2 + $0 * (4 + keyLength) }
+        let fileOffsets = (0..<fileCount).map { fileCountOffset + 2 + $0 * (4 + keyLength) }
+        for (offsets, kind) in [(groupOffsets, "group"), (fileOffsets, "file")] {
+            var ids = Set<UInt32>()
+            for offset in offsets {
+                guard ids.insert(loadID(body, at: offset)).inserted else {
+                    throw .invalidBody("two \(kind) keys share the id \(loadID(body, at: offset))")
+                }
+            }
         }
         return body.withUnsafeBytes { raw in
-            var entries: [(id: UInt32, bytes: UnsafeRawBufferPointer)] = []
-            for index in 0..<count {
-                let offset = 1 + index * (4 + keyLength)
-                let id = UInt32(raw[offset]) << 24 | UInt32(raw[offset + 1]) << 16 | UInt32(raw[offset + 2]) << 8
-                    | UInt32(raw[offset + 3])
-                entries.append((id, UnsafeRawBufferPointer(rebasing: raw[(offset + 4)..<(offset + 4 + keyLength)])))
+            func entries(_ offsets: [Int]) -> [Entry] {
+                offsets.map { offset in
+                    (loadID(body, at: offset), UnsafeRawBufferPointer(rebasing: raw[(offset + 4)..<(offset + 4 + keyLength)]))
+                }
             }
-            return read(entries)
+            return read(entries(groupOffsets), entries(fileOffsets))
         }
     }
 
-    /// Builds a body from lent keys (at most ``maxKeys``; more are left out, oldest first).
-    /// The caller must zero the returned array (and the frame built from it) after sending.
-    public static func body(_ keys: [(id: UInt32, bytes: UnsafeRawBufferPointer)]) -> [UInt8] {
-        let kept = keys.prefix(maxKeys)
+    private static func loadID(_ body: [UInt8], at offset: Int) -> UInt32 {
+        UInt32(body[offset]) << 24 | UInt32(body[offset + 1]) << 16 | UInt32(body[offset + 2]) << 8 | UInt32(body[offset + 3])
+    }
+
+    /// Builds a body from lent keys: the group's (at most ``maxKeys``; more are left out, oldest
+    /// first) and the receiving app's own file keys (at most ``maxFileKeys``, newest first). Give
+    /// both or neither. The caller must zero the returned array (and the frame built from it)
+    /// after sending.
+    public static func body(group: [Entry], files: [Entry]) -> [UInt8] {
+        let keptGroup = group.prefix(maxKeys)
+        let keptFiles = files.prefix(maxFileKeys)
         var out = [UInt8]()
-        out.reserveCapacity(1 + kept.count * (4 + keyLength))
-        out.append(UInt8(kept.count))
-        for key in kept {
-            out.append(UInt8(truncatingIfNeeded: key.id >> 24))
-            out.append(UInt8(truncatingIfNeeded: key.id >> 16))
-            out.append(UInt8(truncatingIfNeeded: key.id >> 8))
-            out.append(UInt8(truncatingIfNeeded: key.id))
-            out.append(contentsOf: key.bytes.prefix(keyLength))
-        }
+        out.reserveCapacity(4 + (keptGroup.count + keptFiles.count) * (4 + keyLength))
+        out.append(formatMarker)
+        out.append(UInt8(keptGroup.count))
+        for key in keptGroup { append(key, to: &out) }
+        out.append(UInt8(truncatingIfNeeded: keptFiles.count >> 8))
+        out.append(UInt8(truncatingIfNeeded: keptFiles.count))
+        for key in keptFiles { append(key, to: &out) }
         return out
     }
 
+    private static func append(_ key: Entry, to out: inout [UInt8]) {
+        out.append(UInt8(truncatingIfNeeded: key.id >> 24))
+        out.append(UInt8(truncatingIfNeeded: key.id >> 16))
+        out.append(UInt8(truncatingIfNeeded: key.id >> 8))
+        out.append(UInt8(truncatingIfNeeded: key.id))
+        out.append(contentsOf: key.bytes.prefix(keyLength))
+    }
+
     /// The body that tells a client to drop its keys.
-    public static let none: [UInt8] = [0]
+    public static let none: [UInt8] = [formatMarker, 0, 0, 0]
 }

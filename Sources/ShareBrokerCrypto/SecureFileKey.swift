@@ -1,13 +1,15 @@
 import CSodium
 
-/// The keys of one secure file (`Sources/ShareBroker/SecureFiles`), derived from a group key and
-/// the file's random 32-byte id, in guarded memory; and the chunk and header cryptography that
-/// uses them. `docs/FORMATS.md` ("Secure files") gives the construction byte by byte.
+/// The keys of one secure file (`Sources/ShareBroker/SecureFiles`), derived from the app's file
+/// key (format version 2) or, for legacy version 1 files, the group key, and the file's random
+/// 32-byte id, in guarded memory; and the chunk and header cryptography that uses them.
+/// `docs/FORMATS.md` ("Secure files") gives the construction byte by byte.
 ///
 /// Derivation (every intermediate on the stack, zeroed after use):
 ///
 /// ```
-/// master    = crypto_kdf_derive_from_key(32, 1, "SBfile01", groupKey)
+/// master    = crypto_kdf_derive_from_key(32, 1, "SBfile02", fileKey)     // version 2
+///           = crypto_kdf_derive_from_key(32, 1, "SBfile01", groupKey)    // version 1 (legacy)
 /// root      = crypto_generichash(32, fileID, key: master)          // BLAKE2b-256, keyed
 /// chunkKey  = crypto_kdf_derive_from_key(32, 1, "SBfchunk", root)
 /// headerKey = crypto_kdf_derive_from_key(32, 2, "SBfheadr", root)
@@ -28,9 +30,14 @@ package final class SecureFileKey {
 
     private static let keyStorageByteCount = 2 * SecretStream.keyByteCount
 
-    /// The id of the group key the file is sealed under.
+    /// The derivation context of a format version 2 file (under the app's file key).
+    package static let fileKeyContext: StaticString = "SBfile02"
+    /// The derivation context of a format version 1 file (under a group key; legacy, read only).
+    package static let groupKeyContext: StaticString = "SBfile01"
+
+    /// The id of the key (file key, or group key for version 1) the file is sealed under.
     package let keyID: UInt32
-    /// The group key's box, to notice a wipe.
+    /// The key's box, to notice a wipe.
     private let box: KeyBox
     /// `chunkKey || headerKey` (64 bytes of `sodium_malloc` memory).
     private let storage: UnsafeMutableRawPointer
@@ -47,14 +54,15 @@ package final class SecureFileKey {
         case other
     }
 
-    /// Derives the keys of the file `fileID` (32 bytes) from the group key in `box`.
+    /// Derives the keys of the file `fileID` (32 bytes) from the key in `box`, under `context`
+    /// (``fileKeyContext`` or ``groupKeyContext``).
     ///
     /// - Throws: ``SealingError/wiped`` if the key was wiped; ``SealingError/outOfSecureMemory``.
-    package init(box: KeyBox, fileID: UnsafeRawPointer) throws(SealingError) {
+    package init(box: KeyBox, fileID: UnsafeRawPointer, context: StaticString) throws(SealingError) {
         let storage = try SecureMemory.allocate(byteCount: Self.keyStorageByteCount)
         do {
             try box.withKey { (groupKey) throws(SealingError) in
-                SecretStream.withDerivedKey(from: groupKey, id: 1, context: "SBfile01") { master in
+                SecretStream.withDerivedKey(from: groupKey, id: 1, context: context) { master in
                     var root: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
                     withUnsafeMutablePointer(to: &root) { root in
                         let rootBytes = UnsafeMutableRawPointer(root)
@@ -163,15 +171,16 @@ package final class SecureFileKey {
 }
 
 extension KeyRing {
-    /// The keys of a new file `fileID` under this ring's current key (the one that seals).
+    /// The keys of a format version 1 file (legacy: derived from a group key; this library no
+    /// longer writes them) `fileID` under this ring's current key. Tests use it to make v1 files.
     ///
     /// - Throws: ``SealingError/wiped``; ``SealingError/outOfSecureMemory``.
     package func secureFileKey(forWritingFileID fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
         guard !isWiped else { throw .wiped }
-        return try SecureFileKey(box: current, fileID: fileID)
+        return try SecureFileKey(box: current, fileID: fileID, context: SecureFileKey.groupKeyContext)
     }
 
-    /// The keys of the existing file `fileID` sealed under key `keyID`.
+    /// The keys of the existing format version 1 file `fileID` sealed under group key `keyID`.
     ///
     /// - Throws: ``SealingError/unknownKey(id:)`` if this ring does not hold `keyID`;
     ///   ``SealingError/wiped``; ``SealingError/outOfSecureMemory``.
@@ -179,7 +188,28 @@ extension KeyRing {
         guard !isWiped else { throw .wiped }
         let box = current.id == keyID ? current : previous.first { $0.id == keyID }
         guard let box else { throw .unknownKey(id: keyID) }
-        return try SecureFileKey(box: box, fileID: fileID)
+        return try SecureFileKey(box: box, fileID: fileID, context: SecureFileKey.groupKeyContext)
+    }
+}
+
+extension FileKeyRing {
+    /// The keys of a new format version 2 file `fileID` under this ring's newest generation.
+    ///
+    /// - Throws: ``SealingError/wiped``; ``SealingError/outOfSecureMemory``.
+    package func secureFileKey(forWritingFileID fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
+        guard !isWiped else { throw .wiped }
+        return try SecureFileKey(box: boxes[0], fileID: fileID, context: SecureFileKey.fileKeyContext)
+    }
+
+    /// The keys of the existing format version 2 file `fileID` sealed under file key `keyID`.
+    ///
+    /// - Throws: ``SealingError/unknownKey(id:)`` if this ring does not hold `keyID` (the file
+    ///   belongs to another app, or its keys were dropped); ``SealingError/wiped``;
+    ///   ``SealingError/outOfSecureMemory``.
+    package func secureFileKey(keyID: UInt32, fileID: UnsafeRawPointer) throws(SealingError) -> SecureFileKey {
+        guard !isWiped else { throw .wiped }
+        guard let box = box(for: keyID) else { throw .unknownKey(id: keyID) }
+        return try SecureFileKey(box: box, fileID: fileID, context: SecureFileKey.fileKeyContext)
     }
 }
 

@@ -1,8 +1,12 @@
 import ShareBroker
 import ShareBrokerCrypto
 
-/// The embedded ``SecureServices``: holds the group's key ring in this process and decides which
-/// apps may have it.
+/// The embedded ``SecureServices``: holds the group's key ring and each app's file keys in this
+/// process and decides which apps may have them.
+///
+/// File keys behave as the agent's do: each app gets its own ``FileKeyRing`` (made on its first
+/// ``fileKeys(for:)``), never another app's; ``revoke(appID:)`` starts a new generation for that
+/// app and drops none, so its secure files stay readable once it is entitled again.
 ///
 /// ```swift
 /// let custodian = try InProcessKeyCustodian(entitledAppIDs: ["com.acme.notes", "com.acme.mail"])
@@ -17,6 +21,8 @@ public final class InProcessKeyCustodian: SecureServices {
         var ring: KeyRing?
         var availability: SecureServicesAvailability
         var entitled: Set<String>
+        /// Each app's file keys, made on its first request.
+        var fileKeys: [String: FileKeyRing] = [:]
     }
 
     private let state: Mutex<State>
@@ -52,6 +58,22 @@ public final class InProcessKeyCustodian: SecureServices {
             guard state.availability == .available, let ring = state.ring else { throw .unavailable }
             guard state.entitled.contains(appID) else { throw .notEntitled(appID) }
             return ring
+        }
+    }
+
+    /// The secure-file keys of `appID` (its own, every generation), if secure services are
+    /// available and `appID` is entitled (exact match); made on the first request.
+    ///
+    /// - Throws: ``SecureServicesError/unavailable`` (also when the keys could not be made),
+    ///   ``SecureServicesError/notEntitled(_:)``.
+    public func fileKeys(for appID: String) throws(SecureServicesError) -> FileKeyRing {
+        try state.withLock { (state) throws(SecureServicesError) -> FileKeyRing in
+            guard state.availability == .available, state.ring != nil else { throw .unavailable }
+            guard state.entitled.contains(appID) else { throw .notEntitled(appID) }
+            if let keys = state.fileKeys[appID], !keys.isWiped { return keys }
+            guard let keys = try? FileKeyRing.generate() else { throw .unavailable }
+            state.fileKeys[appID] = keys
+            return keys
         }
     }
 
@@ -94,13 +116,19 @@ public final class InProcessKeyCustodian: SecureServices {
     }
 
     /// Refuses the app with bundle id `appID` from now on (until ``entitle(appID:)``) and
-    /// rotates, so that items sealed from now on are under a key that app was never given.
+    /// rotates, so that items sealed from now on are under a key that app was never given; starts
+    /// a new generation of that app's file keys (the older ones stay, for its files).
     ///
     /// The entitlement is removed even if the rotation throws (fail closed).
     /// - Throws: ``SealingError/outOfSecureMemory`` if the new key could not be made.
     public func revoke(appID: String) throws(SealingError) {
         _ = state.withLock { $0.entitled.remove(appID) }
         try rotate()
+        try state.withLock { (state) throws(SealingError) in
+            if let keys = state.fileKeys[appID], !keys.isWiped {
+                state.fileKeys[appID] = try keys.advanced()
+            }
+        }
     }
 
     /// The in-process custodian shares one ring among the apps of this process, so it cannot zero
@@ -110,16 +138,19 @@ public final class InProcessKeyCustodian: SecureServices {
         try revoke(appID: appID)
     }
 
-    /// Zeroes every key of the group ring now (retire) and makes secure services unavailable.
-    /// Rings handed out earlier that share those keys stop sealing and opening.
+    /// Zeroes every key of the group ring and every app's file keys now (retire) and makes
+    /// secure services unavailable. Rings handed out earlier that share those keys stop sealing
+    /// and opening; the file keys are forgotten (a retire erases the files they protect).
     public func wipe() {
-        let ring: KeyRing? = state.withLock { state in
+        let (ring, fileKeys): (KeyRing?, [FileKeyRing]) = state.withLock { state in
             defer {
                 state.ring = nil
+                state.fileKeys = [:]
                 state.availability = .unavailable
             }
-            return state.ring
+            return (state.ring, Array(state.fileKeys.values))
         }
         ring?.wipe()
+        for keys in fileKeys { keys.wipe() }
     }
 }

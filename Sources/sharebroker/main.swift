@@ -18,6 +18,7 @@ struct ShareBrokerCommand: ParsableCommand {
             OpenURLCommand.self,
             StatusCommand.self,
             WatchCommand.self,
+            SecureFileCommand.self,
             AdminCommand.self,
             AgentDemoCommand.self,
         ])

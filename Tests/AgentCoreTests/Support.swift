@@ -64,9 +64,14 @@ final class RecordingConnection: AgentConnection {
 
     var isClosed: Bool { events.contains(.closed) }
 
-    /// Key ids of each key frame, in order (empty: "no keys").
+    /// Group key ids of each key frame, in order (empty: "no keys").
     func keyFrames() throws -> [[UInt32]] {
-        try frames(.keys).map { try KeyRingMessage.withEntries(in: $0.body) { $0.map(\.id) } }
+        try frames(.keys).map { try KeyRingMessage.withEntries(in: $0.body) { group, _ in group.map(\.id) } }
+    }
+
+    /// File key ids (this app's own, newest first) of each key frame, in order (empty: "no keys").
+    func fileKeyFrames() throws -> [[UInt32]] {
+        try frames(.keys).map { try KeyRingMessage.withEntries(in: $0.body) { _, files in files.map(\.id) } }
     }
 }
 

@@ -45,34 +45,75 @@ struct AgentFrameTests {
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if bytes.count >= 4 && Bool.random() { bytes[0] = 0; bytes[1] = 0; bytes[2] = 0; bytes[3] = UInt8(count - 4) }
             _ = try? AgentFrame.decode(bytes)
-            _ = try? KeyRingMessage.withEntries(in: bytes) { $0.count }
+            _ = try? KeyRingMessage.withEntries(in: bytes) { $0.count + $1.count }
             _ = try? AgentMessage.decode(WelcomeMessage.self, from: bytes)
         }
     }
 
-    @Test("Key frames: counts, lengths and duplicate ids are checked; a ring survives export and import")
+    /// A format 2 key body: the marker, the group keys, the file keys.
+    static func body(group: [(UInt32, UInt8)], files: [(UInt32, UInt8)]) -> [UInt8] {
+        func entry(_ key: (UInt32, UInt8)) -> [UInt8] {
+            [UInt8(key.0 >> 24), UInt8(truncatingIfNeeded: key.0 >> 16), UInt8(truncatingIfNeeded: key.0 >> 8),
+             UInt8(truncatingIfNeeded: key.0)] + [UInt8](repeating: key.1, count: 32)
+        }
+        return [KeyRingMessage.formatMarker, UInt8(group.count)] + group.flatMap(entry)
+            + [UInt8(files.count >> 8), UInt8(truncatingIfNeeded: files.count)] + files.flatMap(entry)
+    }
+
+    @Test("Key frames: counts, lengths and duplicate ids are checked; a ring and the app's file keys survive export and import")
     func keyFrames() throws {
-        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: []) { $0.count } }
-        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: [17]) { $0.count } }
-        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: [1, 0, 0, 0, 1]) { $0.count } }
-        let twice = [2] + ([0, 0, 0, 7] + [UInt8](repeating: 1, count: 32)) + ([0, 0, 0, 7] + [UInt8](repeating: 2, count: 32))
-        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: twice) { $0.count } }
-        #expect(try KeyRingMessage.withEntries(in: KeyRingMessage.none) { $0.count } == 0)
+        func count(_ body: [UInt8]) throws -> Int { try KeyRingMessage.withEntries(in: body) { $0.count + $1.count } }
+        #expect(throws: FrameError.self) { try count([]) }
+        #expect(throws: FrameError.self) { try count([17]) }
+        #expect(throws: FrameError.self) { try count([KeyRingMessage.formatMarker, 17, 0, 0]) }
+        #expect(throws: FrameError.self) { try count([KeyRingMessage.formatMarker, 1, 0, 0, 1]) }
+        #expect(throws: FrameError.self) { try count(Self.body(group: [(7, 1), (7, 2)], files: [(1, 3)])) }
+        #expect(throws: FrameError.self) { try count(Self.body(group: [(7, 1)], files: [(1, 3), (1, 4)])) }
+        // Group keys without file keys, or the reverse: refused.
+        #expect(throws: FrameError.self) { try count(Self.body(group: [(7, 1)], files: [])) }
+        #expect(throws: FrameError.self) { try count(Self.body(group: [], files: [(1, 3)])) }
+        // A trailing byte: refused.
+        #expect(throws: FrameError.self) { try count(Self.body(group: [(7, 1)], files: [(1, 3)]) + [0]) }
+        // The same id may name a group key and a file key (separate lists).
+        #expect(try count(Self.body(group: [(7, 1)], files: [(7, 3)])) == 2)
+        #expect(try count(KeyRingMessage.none) == 0)
+        #expect(try count([0]) == 0) // format 1 "no keys": obeyed
 
         let ring = try KeyRing.generate().rotated()
+        let fileKeys = try FileKeyRing.generate().advanced()
         let sealed = try ring.seal(Array("hello".utf8), itemType: PasteboardItem.textType)
-        var body = try ring.exportKeys { KeyRingMessage.body($0) }
-        let imported = try KeyRingMessage.withEntries(in: body) { entries in try? KeyRing(importing: entries) }
+        var body = try ring.exportKeys { group in try? fileKeys.exportKeys { KeyRingMessage.body(group: group, files: $0) } } ?? []
+        #expect(body.first == KeyRingMessage.formatMarker)
+        let imported = try KeyRingMessage.withEntries(in: body) { group, files in
+            (try? KeyRing(importing: group), try? FileKeyRing(importing: files))
+        }
         Zeroize.zero(&body)
         #expect(body.isEmpty)
-        let copy = try #require(imported)
+        let copy = try #require(imported.0)
+        let copiedFileKeys = try #require(imported.1)
         #expect(copy.keyIDs == ring.keyIDs)
+        #expect(copiedFileKeys.keyIDs == fileKeys.keyIDs)
         #expect(try copy.open(sealed).plaintext == Array("hello".utf8))
         let back = try ring.open(try copy.seal(Array("x".utf8), itemType: "t"))
         #expect(back.plaintext == Array("x".utf8))
         ring.wipe()
         #expect(throws: SealingError.wiped) { try ring.exportKeys { $0.count } }
         #expect(throws: SealingError.invalidKeyLength) { try KeyRing(importing: []) }
+    }
+
+    @Test("Key frame versions: a format 1 body carrying keys (an older agent) is refused saying to update the agent; a format 2 body starts with a byte a format 1 reader refuses")
+    func keyFrameVersions() throws {
+        let formatOne = [1] + [0, 0, 0, 7] + [UInt8](repeating: 1, count: 32)
+        do {
+            _ = try KeyRingMessage.withEntries(in: formatOne) { $0.count + $1.count }
+            Issue.record("a format 1 key frame was accepted")
+        } catch {
+            #expect(error.description.contains("format 1"))
+            #expect(error.description.contains("update sharebrokerd"))
+        }
+        // A format 1 reader takes the first byte for the key count and refuses any over 16.
+        #expect(KeyRingMessage.formatMarker > UInt8(KeyRingMessage.maxKeys))
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: [0x83, 0, 0, 0]) { $0.count + $1.count } }
     }
 
     @Test("Policies keep their values on the wire; unknown raw values fail closed")

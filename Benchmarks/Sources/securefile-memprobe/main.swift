@@ -255,9 +255,9 @@ final class Probe {
 
     func run() throws(SecureFileError) -> String {
         if mkdir(folder, 0o700) != 0 && errno != EEXIST { Probe.fail("cannot create \(folder): errno \(errno)") }
-        let ring: KeyRing
-        do { ring = try KeyRing.generate() } catch { Probe.fail("no keys: \(error)") }
-        let store = SecureFileStore(directory: folder, keyRing: ring)
+        let fileKeys: FileKeyRing
+        do { fileKeys = try FileKeyRing.generate() } catch { Probe.fail("no keys: \(error)") }
+        let store = SecureFileStore(directory: folder, fileKeys: fileKeys)
         let rawPath = folder + "/raw.bin"
 
         // Warm up every path once (code pages, allocator arenas), on a small file.

@@ -35,7 +35,7 @@ enum AgentFrameFuzz {
         case .hello: _ = try? AgentMessage.decode(HelloMessage.self, from: frame.body)
         case .welcome: _ = try? AgentMessage.decode(WelcomeMessage.self, from: frame.body)
         case .refused: _ = try? AgentMessage.decode(RefusalMessage.self, from: frame.body)
-        case .keys: _ = try? KeyRingMessage.withEntries(in: frame.body) { entries in entries.count }
+        case .keys: _ = try? KeyRingMessage.withEntries(in: frame.body) { group, files in group.count + files.count }
         case .policy: _ = try? AgentMessage.decode(PolicyPushMessage.self, from: frame.body)
         case .acknowledgments: _ = try? AgentMessage.decode(AcknowledgmentBatch.self, from: frame.body)
         case .audit: _ = try? AgentMessage.decode(AuditBatch.self, from: frame.body)

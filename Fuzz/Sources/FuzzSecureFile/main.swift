@@ -24,10 +24,20 @@ enum SecureFileFuzz {
         return path
     }()
 
+    /// A fixed file key (writes, version 2 files) and a fixed group key (legacy version 1 seeds).
     static let store: SecureFileStore? = {
         guard let key = try? GroupKey(id: 0x5342_4601, importing: (0..<32).map { UInt8(0x40 + $0) }),
-              let ring = try? KeyRing(current: key) else { return nil }
-        return SecureFileStore(directory: folder, keyRing: ring, policy: .required)
+              let ring = try? KeyRing(current: key),
+              let fileKeys = try? FileKeyRing(importing: [(id: 0x5342_4602, bytes: UnsafeRawBufferPointer(fileKeyBytes))])
+        else { return nil }
+        return SecureFileStore(directory: folder, fileKeys: fileKeys, legacyKeyRing: ring, policy: .required)
+    }()
+
+    /// The fixed file key's bytes (static storage, so the lent pointer stays valid).
+    static let fileKeyBytes: UnsafeMutableRawBufferPointer = {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 32, alignment: 8)
+        for index in 0..<32 { buffer[index] = UInt8(0x60 + index) }
+        return buffer
     }()
 
     static var path: String { folder + "/f" }

@@ -1,7 +1,7 @@
 import ShareBrokerCrypto
 
-/// The key custodian: hands an app the group's `KeyRing` when secure services are available
-/// and the app is entitled. Platform-pluggable: `InProcessKeyCustodian` is the embedded
+/// The key custodian: hands an app the group's `KeyRing` (SecureCopy) and its own `FileKeyRing`
+/// (secure files) when secure services are available and the app is entitled. Platform-pluggable: `InProcessKeyCustodian` is the embedded
 /// default; a client of a key daemon can implement the same protocol.
 public protocol SecureServices: Sendable {
     /// Whether keys can be handed out now. When ``SecureServicesAvailability/unavailable``,
@@ -13,6 +13,14 @@ public protocol SecureServices: Sendable {
     /// - Throws: ``SecureServicesError/unavailable`` when secure services are unavailable;
     ///   ``SecureServicesError/notEntitled(_:)`` when the app is not entitled to the group's keys.
     func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing
+
+    /// The secure-file keys of the app with bundle id `appID` (matched exactly): that app's own
+    /// generations only, newest first, never another app's. Secure files (format version 2) are
+    /// sealed under the newest and open under any of them.
+    ///
+    /// - Throws: ``SecureServicesError/unavailable`` when secure services are unavailable;
+    ///   ``SecureServicesError/notEntitled(_:)`` when the app is not entitled to keys.
+    func fileKeys(for appID: String) throws(SecureServicesError) -> FileKeyRing
 
     /// The app `appID` is retired: forget and zero whatever key material it holds, and make sure
     /// it never receives a key that seals new items. Items sealed before stay readable to the

@@ -91,8 +91,10 @@ public enum SecureFileError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The file was written in a format version (or with a layout) this library does not read.
     /// Update the library. `ACError` BadKeyOrCorruptData, `EIO`.
     case unsupportedVersion(UInt8)
-    /// The file is sealed under a group key this app's key ring does not hold (another group,
-    /// or a key rotated out long ago): the wrong key. `ACError` BadKeyOrCorruptData, `EIO`.
+    /// The file is sealed under a key this app does not hold: a version 2 file of another app
+    /// (file keys are per app), one whose keys were dropped when the app was retired, or a
+    /// legacy version 1 file under a group key rotated out long ago. `ACError`
+    /// BadKeyOrCorruptData, `EIO`.
     case unknownKey(id: UInt32)
     /// The file header failed authentication: the key with this id is not the one that wrote
     /// the file (a wrong key), or the header was altered. Nothing was decrypted.
@@ -177,7 +179,7 @@ public enum SecureFileError: Error, Sendable, Hashable, CustomStringConvertible 
         case .unsupportedVersion(let version):
             "the secure file has format version \(version) or a layout this library does not read; update the library"
         case .unknownKey(let id):
-            "the file is sealed under key \(KeyIDFormat.hex(id)), which this app's key ring does not hold (wrong key); it cannot be read"
+            "the file is sealed under key \(KeyIDFormat.hex(id)), which this app does not hold: secure files are sealed under per-app file keys, so it is another app's file (or its keys were dropped when the app was retired); it cannot be read here"
         case .headerAuthenticationFailed:
             "the file header failed authentication: wrong key or altered header; nothing was decrypted"
         case .corruptChunk(let index):

@@ -1,9 +1,9 @@
-/// The secure file format, version 1: constants and layout. `docs/FORMATS.md` ("Secure files")
-/// describes it byte by byte.
+/// The secure file format, version 2 (version 1 is read only): constants and layout.
+/// `docs/FORMATS.md` ("Secure files") describes it byte by byte.
 ///
 /// ```
 /// header (88 bytes) || frame 0 || frame 1 || ... || frame n-1      n = floor(P / C) + 1
-/// header  = magic "\x89SBF" | version 1 | 3 reserved zero bytes | chunk size C (u32)
+/// header  = magic "\x89SBF" | version 2 | 3 reserved zero bytes | chunk size C (u32)
 ///           | key id (u32) | file id (32 random bytes) | plaintext length P (u64)
 ///           | header MAC (32 bytes, BLAKE2b-256 keyed with the file's header key over bytes 0..<56)
 /// frame i = chunk index i (u32) || secretstream header (24) || secretstream message (len_i + 17)
@@ -18,8 +18,12 @@ package enum SecureFileFormat {
     /// The first four bytes of every secure file: `0x89 'S' 'B' 'F'` (not valid UTF-8, so no
     /// text file starts with it).
     public static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x46]
-    /// The format version this library writes and reads.
-    public static let version: UInt8 = 1
+    /// The format version this library writes: the key id names one of the app's own file keys
+    /// (`FileKeyRing`), so no other app can open the file.
+    public static let version: UInt8 = 2
+    /// The legacy format version this library still reads (never writes): the key id names a
+    /// group key (`KeyRing`), which every entitled app holds.
+    public static let legacyVersion: UInt8 = 1
     /// Size of the file header in bytes.
     public static let headerLength = 88
     /// Plaintext bytes per chunk that ``SecureFileStore`` writes (64 KiB).

@@ -46,10 +46,10 @@ public final class SecureFileReader {
     private var cachedIndex = -1
     private var isOpen = true
 
-    init(store: SecureFileStore, ring: KeyRing, name: String, path: String) throws(SecureFileError) {
+    init(store: SecureFileStore, name: String, path: String) throws(SecureFileError) {
         let (fd, fileSize) = try SecureFileSystem.openForReading(path, name: name)
         let parsed: Result<(SecureFileKey, Int, Int, [UInt8]), SecureFileError> = Self.readHeader(
-            fd: fd, fileSize: fileSize, path: path, ring: ring, limit: store.maximumFileSize)
+            fd: fd, fileSize: fileSize, path: path, access: store.access, limit: store.maximumFileSize)
         let key: SecureFileKey, size: Int, chunkSize: Int, boundHeader: [UInt8]
         switch parsed {
         case .success(let value): (key, size, chunkSize, boundHeader) = value
@@ -78,8 +78,9 @@ public final class SecureFileReader {
     }
 
     /// Reads and checks the header, in the order `docs/FORMATS.md` gives. Returns the file's
-    /// keys, plaintext size, chunk size and bound header (bytes 0..<48).
-    private static func readHeader(fd: Int32, fileSize: Int, path: String, ring: KeyRing,
+    /// keys, plaintext size, chunk size and bound header (bytes 0..<48). A version 2 file's key
+    /// comes from the app's file keys, a legacy version 1 file's from the group's key ring.
+    private static func readHeader(fd: Int32, fileSize: Int, path: String, access: SecureFileAccess,
                                    limit: Int) -> Result<(SecureFileKey, Int, Int, [UInt8]), SecureFileError> {
         var header = [UInt8](repeating: 0, count: SecureFileFormat.headerLength)
         return header.withUnsafeMutableBytes { raw in
@@ -93,16 +94,29 @@ public final class SecureFileReader {
                     throw .truncated(expectedSize: SecureFileFormat.headerLength, actualSize: fileSize)
                 }
                 let version = raw[SecureFileFormat.versionOffset]
-                guard version == SecureFileFormat.version else { throw .unsupportedVersion(version) }
+                guard version == SecureFileFormat.version || version == SecureFileFormat.legacyVersion else {
+                    throw .unsupportedVersion(version)
+                }
                 guard got == SecureFileFormat.headerLength else {
                     throw .truncated(expectedSize: SecureFileFormat.headerLength, actualSize: fileSize)
                 }
                 let keyID = BigEndianBytes.load32(base + SecureFileFormat.keyIDOffset)
+                let fileID = UnsafeRawPointer(base + SecureFileFormat.fileIDOffset)
                 let key: SecureFileKey
-                do throws(SealingError) {
-                    key = try ring.secureFileKey(keyID: keyID, fileID: base + SecureFileFormat.fileIDOffset)
-                } catch {
-                    throw SecureFileError(error)
+                if version == SecureFileFormat.version {
+                    let keys = try access.fileKeys()
+                    do throws(SealingError) {
+                        key = try keys.secureFileKey(keyID: keyID, fileID: fileID)
+                    } catch {
+                        throw SecureFileError(error)
+                    }
+                } else {
+                    let ring = try access.legacyKeyRing(keyID: keyID)
+                    do throws(SealingError) {
+                        key = try ring.secureFileKey(keyID: keyID, fileID: fileID)
+                    } catch {
+                        throw SecureFileError(error)
+                    }
                 }
                 guard !key.isRevoked else { throw .noKeys(.wiped) }
                 guard key.verifyHeaderMAC(UnsafeRawBufferPointer(start: base, count: SecureFileFormat.macOffset),

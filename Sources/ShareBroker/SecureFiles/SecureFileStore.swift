@@ -19,13 +19,18 @@ import ShareBrokerPOSIX
 ///
 /// **Format.** Every file is a header and fixed-size chunks (64 KiB of plaintext each), each
 /// sealed with libsodium's `crypto_secretstream_xchacha20poly1305` under a key derived for that
-/// file alone (see `SecureFileFormat` and `docs/FORMATS.md`). Memory stays at two chunk
+/// file alone from the app's own file key (format version 2; see `SecureFileFormat` and
+/// `docs/FORMATS.md`). Memory stays at two chunk
 /// buffers whatever the file size, a damaged chunk is found when it is read (``SecureFileReader/verify()``
 /// checks them all up front), and truncation, reordering and corruption are each reported with
 /// their own ``SecureFileError``.
 ///
-/// **Keys and authorization.** Opening or creating a file takes the group's key ring from the
-/// key custodian; before the library is ready, while the user is not authorized, or when
+/// **Keys and authorization.** Opening or creating a file takes the app's file keys
+/// (`FileKeyRing`) from the key custodian: each app gets its own, never another app's, so no
+/// other app can open this app's files, even one that holds the group's SecureCopy keys. The
+/// custodian keeps every generation of an app's file keys (a new one after each loss of
+/// entitlement), so files stay readable however often keys rotate. Legacy version 1 files,
+/// sealed under a group key, still open through the group's `KeyRing`. Before the library is ready, while the user is not authorized, or when
 /// secure services are unavailable it throws ``SecureFileError/noKeys(_:)`` (`ACError` NoKeys).
 /// Readers and writers check again on every call, so a retire or a lost authorization stops
 /// them at the next read or write.
@@ -74,19 +79,23 @@ public final class SecureFileStore: Sendable {
                   chunkSize: SecureFileFormat.defaultChunkSize)
     }
 
-    /// A store over a key ring held directly, for processes that hold keys themselves (a key
-    /// daemon, tools, tests). Apps use ``ShareBroker/secureFiles(directory:maximumFileSize:)``
-    /// so that authorization, policy and a retire's wipe apply.
+    /// A store over keys held directly, for processes that hold keys themselves (a key daemon,
+    /// tools, tests). Apps use ``ShareBroker/secureFiles(directory:maximumFileSize:)`` so that
+    /// authorization, policy and a retire's wipe apply.
     ///
     /// - Parameters:
     ///   - directory: the folder for the files.
-    ///   - keyRing: new files are sealed under its current key; files under any of its keys open.
+    ///   - fileKeys: the app's own file keys: new files are sealed under the newest generation;
+    ///     files under any generation open.
+    ///   - legacyKeyRing: the group's key ring, to open legacy version 1 files sealed under a
+    ///     group key; `nil`: such files are refused with ``SecureFileError/unknownKey(id:)``.
     ///   - policy: the secure file I/O policy for ``writePlaintext(_:to:)``.
     ///   - maximumFileSize: the cap on a file's plaintext size.
-    public convenience init(directory: String, keyRing: KeyRing, policy: SecureFileIOPolicy = .required,
-                           maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
-        self.init(directory: directory, access: .ring(keyRing, policy), maximumFileSize: maximumFileSize,
-                  chunkSize: SecureFileFormat.defaultChunkSize)
+    public convenience init(directory: String, fileKeys: FileKeyRing, legacyKeyRing: KeyRing? = nil,
+                            policy: SecureFileIOPolicy = .required,
+                            maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
+        self.init(directory: directory, access: .keys(fileKeys, legacy: legacyKeyRing, policy: policy),
+                  maximumFileSize: maximumFileSize, chunkSize: SecureFileFormat.defaultChunkSize)
     }
 
     /// The designated initializer; tests choose small chunks.
@@ -110,9 +119,9 @@ public final class SecureFileStore: Sendable {
     ///   ``SecureFileError/outOfMemory``, ``SecureFileError/io(operation:path:code:)``.
     public func createFile(_ name: String) throws(SecureFileError) -> SecureFileWriter {
         let path = try path(for: name)
-        let ring = try access.keyRing()
+        let keys = try access.fileKeys()
         try SecureFileSystem.makeDirectories(directory)
-        return try SecureFileWriter(store: self, ring: ring, name: name, path: path)
+        return try SecureFileWriter(store: self, keys: keys, name: name, path: path)
     }
 
     /// Opens the encrypted file `name` for random-access reads. The header is authenticated and
@@ -122,15 +131,16 @@ public final class SecureFileStore: Sendable {
     /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(_:)``,
     ///   ``SecureFileError/notFound(_:)``, ``SecureFileError/notARegularFile(_:)``,
     ///   ``SecureFileError/notASecureFile``, ``SecureFileError/unsupportedVersion(_:)``,
-    ///   ``SecureFileError/unknownKey(id:)``, ``SecureFileError/headerAuthenticationFailed``,
+    ///   ``SecureFileError/unknownKey(id:)`` (another app's file, or a key this app no longer
+    ///   holds), ``SecureFileError/headerAuthenticationFailed``,
     ///   ``SecureFileError/fileTooBig(size:limit:)``,
     ///   ``SecureFileError/truncated(expectedSize:actualSize:)``,
     ///   ``SecureFileError/trailingData(expectedSize:actualSize:)``,
     ///   ``SecureFileError/outOfMemory``, ``SecureFileError/io(operation:path:code:)``.
     public func open(_ name: String) throws(SecureFileError) -> SecureFileReader {
         let path = try path(for: name)
-        let ring = try access.keyRing()
-        return try SecureFileReader(store: self, ring: ring, name: name, path: path)
+        try access.checkReachable()
+        return try SecureFileReader(store: self, name: name, path: path)
     }
 
     /// Writes `bytes` as the encrypted file `name`, atomically (see ``createFile(_:)``).
@@ -287,38 +297,64 @@ public final class SecureFileStore: Sendable {
 enum SecureFileAccess: Sendable {
     /// Through the library: readiness, authorization, secure services, policy.
     case broker(ShareBroker)
-    /// A ring held directly, with a fixed policy.
-    case ring(KeyRing, SecureFileIOPolicy)
+    /// Keys held directly: the app's file keys and, for legacy version 1 files, a group ring;
+    /// with a fixed policy.
+    case keys(FileKeyRing, legacy: KeyRing?, policy: SecureFileIOPolicy)
 
     /// The secure file I/O policy in force.
     var policy: SecureFileIOPolicy {
         switch self {
         case .broker(let broker): broker.currentSnapshot.secureFileIOPolicy
-        case .ring(_, let policy): policy
+        case .keys(_, _, let policy): policy
         }
     }
 
-    /// The key ring to open or create files with.
+    /// The app's file keys, to create files (version 2) and open version 2 files with.
     ///
     /// - Throws: ``SecureFileError/noKeys(_:)`` with the reason.
-    func keyRing() throws(SecureFileError) -> KeyRing {
+    func fileKeys() throws(SecureFileError) -> FileKeyRing {
+        let keys: FileKeyRing
         switch self {
         case .broker(let broker):
             try Self.checkBroker(broker)
-            let ring: KeyRing
+            do {
+                keys = try broker.platform.secureServices.fileKeys(for: broker.appID)
+            } catch {
+                throw Self.noKeys(error)
+            }
+        case .keys(let fileKeys, _, _):
+            keys = fileKeys
+        }
+        guard !keys.isWiped else { throw .noKeys(.wiped) }
+        return keys
+    }
+
+    /// The group's key ring, to open legacy version 1 files with (`keyID` is the file's).
+    ///
+    /// - Throws: ``SecureFileError/noKeys(_:)`` with the reason; ``SecureFileError/unknownKey(id:)``
+    ///   when no group ring was given to a store over keys held directly.
+    func legacyKeyRing(keyID: UInt32) throws(SecureFileError) -> KeyRing {
+        let ring: KeyRing
+        switch self {
+        case .broker(let broker):
+            try Self.checkBroker(broker)
             do {
                 ring = try broker.platform.secureServices.keyRing(for: broker.appID)
             } catch {
-                switch error {
-                case .unavailable: throw .noKeys(.secureServicesUnavailable)
-                case .notEntitled: throw .noKeys(.notEntitled)
-                }
+                throw Self.noKeys(error)
             }
-            guard !ring.isWiped else { throw .noKeys(.wiped) }
-            return ring
-        case .ring(let ring, _):
-            guard !ring.isWiped else { throw .noKeys(.wiped) }
-            return ring
+        case .keys(_, let legacy, _):
+            guard let legacy else { throw .unknownKey(id: keyID) }
+            ring = legacy
+        }
+        guard !ring.isWiped else { throw .noKeys(.wiped) }
+        return ring
+    }
+
+    private static func noKeys(_ error: SecureServicesError) -> SecureFileError {
+        switch error {
+        case .unavailable: .noKeys(.secureServicesUnavailable)
+        case .notEntitled: .noKeys(.notEntitled)
         }
     }
 

@@ -53,7 +53,7 @@ public final class SecureFileWriter {
     /// Whether this writer created ``temporaryPath`` (and so must remove it when abandoned).
     private var ownsTemporary = false
 
-    init(store: SecureFileStore, ring: KeyRing, name: String, path: String) throws(SecureFileError) {
+    init(store: SecureFileStore, keys: FileKeyRing, name: String, path: String) throws(SecureFileError) {
         self.name = name
         self.access = store.access
         self.limit = store.maximumFileSize
@@ -70,7 +70,7 @@ public final class SecureFileWriter {
                     start: base + SecureFileFormat.fileIDOffset, count: SecureFileFormat.fileIDLength)
                 do throws(SealingError) {
                     try SecureMemory.fillRandom(fileID)
-                    let key = try ring.secureFileKey(forWritingFileID: UnsafeRawPointer(fileID.baseAddress ?? base))
+                    let key = try keys.secureFileKey(forWritingFileID: UnsafeRawPointer(fileID.baseAddress ?? base))
                     base.copyMemory(from: SecureFileFormat.magic, byteCount: SecureFileFormat.magic.count)
                     base.storeBytes(of: SecureFileFormat.version, toByteOffset: SecureFileFormat.versionOffset, as: UInt8.self)
                     BigEndianBytes.store32(UInt32(store.chunkSize), at: base + SecureFileFormat.chunkSizeOffset)

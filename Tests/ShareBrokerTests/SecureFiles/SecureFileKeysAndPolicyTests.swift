@@ -120,7 +120,7 @@ struct SecureFileKeysAndPolicyTests {
             try early.broker.secureFiles(directory: folder.path).writePlaintext([1], to: "q")
         }
         // A store over a ring defaults to required.
-        let direct = SecureFileStore(directory: folder.path, keyRing: try KeyRing.generate())
+        let direct = SecureFileStore(directory: folder.path, fileKeys: try FileKeyRing.generate())
         #expect(throws: SecureFileError.plaintextWriteRefused) { try direct.writePlaintext([1], to: "q") }
     }
 

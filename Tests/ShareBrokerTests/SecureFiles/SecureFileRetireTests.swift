@@ -33,7 +33,7 @@ struct SecureFileRegressionTests {
         let folder = NSTemporaryDirectory() + "sb-securefile-regression-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = SecureFileStore(directory: folder, keyRing: try KeyRing.generate())
+        let store = SecureFileStore(directory: folder, fileKeys: try FileKeyRing.generate())
         let plaintext = [UInt8](repeating: 0x5A, count: size)
         try store.write(plaintext, to: "f")
         #expect(try store.read("f") == plaintext)

@@ -201,13 +201,16 @@ struct SecureFileTamperTests {
         #expect(throws: SecureFileError.corruptChunk(index: 1)) { try s.store.read("f") }
     }
 
-    @Test("header damage: magic is NotASecureFile, version UnsupportedVersion, any other byte fails the header MAC")
+    @Test("header damage: magic is NotASecureFile, an unknown version UnsupportedVersion, version 1 and any other byte fail the header MAC")
     func header() throws {
         let s = try Setup()
         try s.tamper { $0[1] = UInt8(ascii: "X") }
         #expect(throws: SecureFileError.notASecureFile) { try s.store.open("f") }
-        try s.tamper { $0[4] = 2 }
-        #expect(throws: SecureFileError.unsupportedVersion(2)) { try s.store.open("f") }
+        try s.tamper { $0[4] = 3 }
+        #expect(throws: SecureFileError.unsupportedVersion(3)) { try s.store.open("f") }
+        // Version 2 relabelled as the legacy version 1: the header no longer authenticates.
+        try s.tamper { $0[4] = 1 }
+        #expect(throws: SecureFileError.headerAuthenticationFailed) { try s.store.open("f") }
         for offset in [5, 9, 20, 47, 48, 55, 56, 87] {
             try s.tamper { $0[offset] ^= 0x04 }
             #expect(throws: SecureFileError.headerAuthenticationFailed, "offset \(offset)") { try s.store.open("f") }

@@ -83,7 +83,7 @@ enum SecureFileFixture {
     static func store(_ folder: SecureFileScratchFolder, ring: KeyRing, policy: SecureFileIOPolicy = .required,
                       chunkSize: Int = SecureFileFormat.defaultChunkSize,
                       maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) -> SecureFileStore {
-        SecureFileStore(directory: folder.path, access: .ring(ring, policy), maximumFileSize: maximumFileSize,
+        SecureFileStore(directory: folder.path, access: .keys(FileKeyRing(sharingKeysOf: ring), legacy: ring, policy: policy), maximumFileSize: maximumFileSize,
                         chunkSize: chunkSize)
     }
 
