@@ -490,12 +490,12 @@ public final class AgentCore: Sendable {
         }
         do {
             // The group's keys and this app's own file keys: never another app's.
-            let built = try state.ring.exportKeys { group in
-                Result { () throws(SealingError) -> [UInt8] in
-                    try fileKeys.exportKeys { files in KeyRingMessage.body(group: group, files: files) }
-                }
+            // Built into one array that only `body` holds, so zeroing it erases the key bytes.
+            var body: [UInt8] = []
+            try state.ring.exportKeys { group in
+                body = (try? fileKeys.exportKeys { files in KeyRingMessage.body(group: group, files: files) }) ?? []
             }
-            var body = try built.get()
+            guard !body.isEmpty else { throw SealingError.wiped }
             session.connection.send([AgentFrame(type: .keys, body: body)], sensitive: true)
             Zeroize.zero(&body)
             return keyIDs(for: session.app, state: state)

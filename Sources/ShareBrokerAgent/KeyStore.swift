@@ -54,24 +54,27 @@ struct KeyStore {
         guard bytes.count >= 6, Array(bytes[0..<4]) == Self.magic else { throw corrupt("not a key ring file") }
         let version = bytes[4]
         guard version == 1 || version == Self.version else { throw corrupt("unknown key ring version \(version)") }
-        var reader = Reader(bytes: bytes, offset: 5)
-        guard let count = reader.uint(1), count >= 1, count <= KeyRingMessage.maxKeys,
-              let groupKeys = reader.keys(count) else { throw corrupt("truncated group keys") }
+        // The reader keeps offsets, never a reference to `bytes`, so the zeroing above reaches
+        // the only copy of the key bytes.
+        var reader = Reader(offset: 5)
+        guard let count = reader.uint(1, in: bytes), count >= 1, count <= KeyRingMessage.maxKeys,
+              let groupKeys = reader.keys(count, in: bytes) else { throw corrupt("truncated group keys") }
         var fileKeyRanges: [(app: String, keys: [(id: UInt32, offset: Int)])] = []
         if version == Self.version {
-            guard let apps = reader.uint(4) else { throw corrupt("truncated file keys") }
+            guard let apps = reader.uint(4, in: bytes) else { throw corrupt("truncated file keys") }
             for _ in 0..<apps {
-                guard let length = reader.uint(2), let appBytes = reader.take(length),
-                      let app = String(validating: appBytes, as: UTF8.self),
-                      let keyCount = reader.uint(2), keyCount >= 1, keyCount <= FileKeyRing.maximumGenerations,
-                      let keys = reader.keys(keyCount) else { throw corrupt("truncated or malformed file keys") }
+                guard let length = reader.uint(2, in: bytes), let appRange = reader.take(length, in: bytes),
+                      let app = String(validating: bytes[appRange], as: UTF8.self), fileKeyRanges.allSatisfy({ $0.app != app }),
+                      let keyCount = reader.uint(2, in: bytes), keyCount >= 1, keyCount <= FileKeyRing.maximumGenerations,
+                      let keys = reader.keys(keyCount, in: bytes) else { throw corrupt("truncated or malformed file keys") }
                 fileKeyRanges.append((app, keys))
             }
         }
-        guard let metaLength = reader.uint(4), let meta = reader.take(metaLength), reader.offset == bytes.count else {
+        guard let metaLength = reader.uint(4, in: bytes), let metaRange = reader.take(metaLength, in: bytes),
+              reader.offset == bytes.count else {
             throw corrupt("truncated metadata")
         }
-        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: Data(meta)) else {
+        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: Data(bytes[metaRange])) else {
             throw corrupt("unreadable metadata")
         }
         let imported: Result<Contents, SealingError> = bytes.withUnsafeBytes { raw in
@@ -98,14 +101,21 @@ struct KeyStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let meta = (try? Array(encoder.encode(contents.metadata))) ?? Array("{}".utf8)
-        var file: [UInt8] = Self.magic + [Self.version]
+        let apps = contents.fileKeys.keys.sorted()
+        // Sized up front: the array never grows, so no copy of key bytes is left in freed memory.
+        let entry = 4 + GroupKey.byteCount
+        let size = 6 + entry * KeyRingMessage.maxKeys + 4
+            + apps.reduce(0) { $0 + 4 + $1.utf8.count + entry * (contents.fileKeys[$1]?.count ?? 0) } + 4 + meta.count
+        var file: [UInt8] = []
+        file.reserveCapacity(size)
+        file.append(contentsOf: Self.magic)
+        file.append(Self.version)
         defer { Zeroize.zero(&file) }
         do throws(SealingError) {
             try contents.ring.exportKeys { keys in
                 file.append(UInt8(min(keys.count, KeyRingMessage.maxKeys)))
                 for key in keys.prefix(KeyRingMessage.maxKeys) { Self.append(key, to: &file) }
             }
-            let apps = contents.fileKeys.keys.sorted()
             Self.append(UInt32(apps.count), bytes: 4, to: &file)
             for app in apps {
                 guard let ring = contents.fileKeys[app] else { continue }
@@ -136,12 +146,11 @@ struct KeyStore {
         }
     }
 
-    /// Reads big-endian fields from the file, never past its end.
+    /// Reads big-endian fields from the file, never past its end; keeps only an offset.
     private struct Reader {
-        let bytes: [UInt8]
         var offset: Int
 
-        mutating func uint(_ width: Int) -> Int? {
+        mutating func uint(_ width: Int, in bytes: [UInt8]) -> Int? {
             guard bytes.count - offset >= width else { return nil }
             var value = 0
             for index in 0..<width { value = value << 8 | Int(bytes[offset + index]) }
@@ -149,17 +158,17 @@ struct KeyStore {
             return value
         }
 
-        mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+        mutating func take(_ count: Int, in bytes: [UInt8]) -> Range<Int>? {
             guard count >= 0, bytes.count - offset >= count else { return nil }
             defer { offset += count }
-            return bytes[offset..<(offset + count)]
+            return offset..<(offset + count)
         }
 
         /// `count` key entries: their ids and the offsets of their bytes (unique ids).
-        mutating func keys(_ count: Int) -> [(id: UInt32, offset: Int)]? {
+        mutating func keys(_ count: Int, in bytes: [UInt8]) -> [(id: UInt32, offset: Int)]? {
             var keys: [(id: UInt32, offset: Int)] = []
             for _ in 0..<count {
-                guard let id = uint(4), bytes.count - offset >= GroupKey.byteCount else { return nil }
+                guard let id = uint(4, in: bytes), bytes.count - offset >= GroupKey.byteCount else { return nil }
                 keys.append((UInt32(id), offset))
                 offset += GroupKey.byteCount
             }

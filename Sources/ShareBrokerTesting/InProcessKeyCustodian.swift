@@ -133,9 +133,13 @@ public final class InProcessKeyCustodian: SecureServices {
 
     /// The in-process custodian shares one ring among the apps of this process, so it cannot zero
     /// the ring for one app alone: it revokes the app (see ``revoke(appID:)``), which removes its
-    /// entitlement and rotates the group key.
+    /// entitlement and rotates the group key. The app's file keys are its own: they are zeroed and
+    /// forgotten, as the agent drops a retired app's file keys (the retire erases the files they
+    /// protect, and any copy left behind stays unreadable).
     public func relinquishKeys(for appID: String) throws(SealingError) {
         try revoke(appID: appID)
+        let keys = state.withLock { $0.fileKeys.removeValue(forKey: appID) }
+        keys?.wipe()
     }
 
     /// Zeroes every key of the group ring and every app's file keys now (retire) and makes

@@ -34,8 +34,11 @@ struct StatusCommand: ParsableCommand {
             let keys = (try? session.client.keyRing(for: session.welcome.app)).map { ring in
                 ring.keyIDs.map(HostIO.hex).joined(separator: ", ")
             }
+            let fileKeys = (try? session.client.fileKeys(for: session.welcome.app)).map { keys in
+                "; file keys \(keys.keyIDs.map(HostIO.hex).joined(separator: ", ")) (this app's own)"
+            }
             HostIO.out("secure services: \(session.client.availability == .available ? "available" : "unavailable")"
-                       + (keys.map { ", keys \($0)" } ?? ", no keys"))
+                       + (keys.map { ", keys \($0)" } ?? ", no keys") + (fileKeys ?? ""))
             HostIO.out("pasteboard: change \(changeCount), \(board)")
             _ = session.confirm(host)
         }

@@ -7,7 +7,7 @@
 // 0  raw: the rest of the input is the file; it is opened and read whole, then at a range the
 //    input chooses. Any typed error is fine; a crash, a trap or a hang is not.
 // 1  written then mutated: a plaintext read from the input is written through the store under a
-//    fixed key, then up to eight bytes of the file are changed and the file may be cut short, as
+//    fixed file key (format version 2; version 1 inputs open under a fixed group key), then up to eight bytes of the file are changed and the file may be cut short, as
 //    the input says. Unchanged, it must read back to exactly the plaintext; changed, every read
 //    of the whole file must be refused.
 
@@ -26,18 +26,14 @@ enum SecureFileFuzz {
 
     /// A fixed file key (writes, version 2 files) and a fixed group key (legacy version 1 seeds).
     static let store: SecureFileStore? = {
+        let fileKeyBytes = (0..<32).map { UInt8(0x60 + $0) }
         guard let key = try? GroupKey(id: 0x5342_4601, importing: (0..<32).map { UInt8(0x40 + $0) }),
               let ring = try? KeyRing(current: key),
-              let fileKeys = try? FileKeyRing(importing: [(id: 0x5342_4602, bytes: UnsafeRawBufferPointer(fileKeyBytes))])
+              let fileKeys = fileKeyBytes.withUnsafeBytes({ bytes in
+                  try? FileKeyRing(importing: [(id: 0x5342_4602, bytes: bytes)])
+              })
         else { return nil }
         return SecureFileStore(directory: folder, fileKeys: fileKeys, legacyKeyRing: ring, policy: .required)
-    }()
-
-    /// The fixed file key's bytes (static storage, so the lent pointer stays valid).
-    static let fileKeyBytes: UnsafeMutableRawBufferPointer = {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 32, alignment: 8)
-        for index in 0..<32 { buffer[index] = UInt8(0x60 + index) }
-        return buffer
     }()
 
     static var path: String { folder + "/f" }
