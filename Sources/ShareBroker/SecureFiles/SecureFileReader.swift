@@ -46,10 +46,11 @@ public final class SecureFileReader {
     private var cachedIndex = -1
     private var isOpen = true
 
-    init(store: SecureFileStore, name: String, path: String) throws(SecureFileError) {
+    init(store: SecureFileStore, fileKeys: FileKeyRing, name: String, path: String) throws(SecureFileError) {
         let (fd, fileSize) = try SecureFileSystem.openForReading(path, name: name)
         let parsed: Result<(SecureFileKey, Int, Int, [UInt8]), SecureFileError> = Self.readHeader(
-            fd: fd, fileSize: fileSize, path: path, access: store.access, limit: store.maximumFileSize)
+            fd: fd, fileSize: fileSize, path: path, fileKeys: fileKeys, access: store.access,
+            limit: store.maximumFileSize)
         let key: SecureFileKey, size: Int, chunkSize: Int, boundHeader: [UInt8]
         switch parsed {
         case .success(let value): (key, size, chunkSize, boundHeader) = value
@@ -79,8 +80,9 @@ public final class SecureFileReader {
 
     /// Reads and checks the header, in the order `docs/FORMATS.md` gives. Returns the file's
     /// keys, plaintext size, chunk size and bound header (bytes 0..<48). A version 2 file's key
-    /// comes from the app's file keys, a legacy version 1 file's from the group's key ring.
-    private static func readHeader(fd: Int32, fileSize: Int, path: String, access: SecureFileAccess,
+    /// comes from the app's file keys, a legacy version 1 file's from the group's key ring
+    /// (asked of `access` only then).
+    private static func readHeader(fd: Int32, fileSize: Int, path: String, fileKeys: FileKeyRing, access: SecureFileAccess,
                                    limit: Int) -> Result<(SecureFileKey, Int, Int, [UInt8]), SecureFileError> {
         var header = [UInt8](repeating: 0, count: SecureFileFormat.headerLength)
         return header.withUnsafeMutableBytes { raw in
@@ -104,9 +106,8 @@ public final class SecureFileReader {
                 let fileID = UnsafeRawPointer(base + SecureFileFormat.fileIDOffset)
                 let key: SecureFileKey
                 if version == SecureFileFormat.version {
-                    let keys = try access.fileKeys()
                     do throws(SealingError) {
-                        key = try keys.secureFileKey(keyID: keyID, fileID: fileID)
+                        key = try fileKeys.secureFileKey(keyID: keyID, fileID: fileID)
                     } catch {
                         throw SecureFileError(error)
                     }

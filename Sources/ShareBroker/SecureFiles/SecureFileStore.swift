@@ -20,18 +20,18 @@ import ShareBrokerPOSIX
 /// **Format.** Every file is a header and fixed-size chunks (64 KiB of plaintext each), each
 /// sealed with libsodium's `crypto_secretstream_xchacha20poly1305` under a key derived for that
 /// file alone from the app's own file key (format version 2; see `SecureFileFormat` and
-/// `docs/FORMATS.md`). Memory stays at two chunk
-/// buffers whatever the file size, a damaged chunk is found when it is read (``SecureFileReader/verify()``
-/// checks them all up front), and truncation, reordering and corruption are each reported with
-/// their own ``SecureFileError``.
+/// `docs/FORMATS.md`). Memory stays at two chunk buffers whatever the file size, a damaged chunk
+/// is found when it is read (``SecureFileReader/verify()`` checks them all up front), and
+/// truncation, reordering and corruption are each reported with their own ``SecureFileError``.
 ///
 /// **Keys and authorization.** Opening or creating a file takes the app's file keys
 /// (`FileKeyRing`) from the key custodian: each app gets its own, never another app's, so no
 /// other app can open this app's files, even one that holds the group's SecureCopy keys. The
 /// custodian keeps every generation of an app's file keys (a new one after each loss of
 /// entitlement), so files stay readable however often keys rotate. Legacy version 1 files,
-/// sealed under a group key, still open through the group's `KeyRing`. Before the library is ready, while the user is not authorized, or when
-/// secure services are unavailable it throws ``SecureFileError/noKeys(_:)`` (`ACError` NoKeys).
+/// sealed under a group key, still open (read only) through the group's `KeyRing`. Before the
+/// library is ready, while the user is not authorized, or when secure services are unavailable
+/// it throws ``SecureFileError/noKeys(_:)`` (`ACError` NoKeys).
 /// Readers and writers check again on every call, so a retire or a lost authorization stops
 /// them at the next read or write.
 ///
@@ -139,8 +139,8 @@ public final class SecureFileStore: Sendable {
     ///   ``SecureFileError/outOfMemory``, ``SecureFileError/io(operation:path:code:)``.
     public func open(_ name: String) throws(SecureFileError) -> SecureFileReader {
         let path = try path(for: name)
-        try access.checkReachable()
-        return try SecureFileReader(store: self, name: name, path: path)
+        let keys = try access.fileKeys()
+        return try SecureFileReader(store: self, fileKeys: keys, name: name, path: path)
     }
 
     /// Writes `bytes` as the encrypted file `name`, atomically (see ``createFile(_:)``).
