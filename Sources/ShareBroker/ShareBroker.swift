@@ -28,7 +28,7 @@ public final class ShareBroker: Sendable {
     let lifecycle = Mutex(LifecycleState())
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
-    let pasteboardWrites = PasteboardWriteLog()
+    let pasteboardWrites: PasteboardWriteLog
     /// The offline timers, once ``enableOfflineTimers(clock:directory:)`` turned them on.
     let offlineTimers = Mutex<OfflineTimers?>(nil)
     /// The folders of the secure file stores this broker handed out; a retire erases them.
@@ -55,6 +55,8 @@ public final class ShareBroker: Sendable {
         self.appID = appID
         self.platform = platform
         self.wipeJournal = wipeJournal
+        self.pasteboardWrites = PasteboardWriteLog(journalDirectory: wipeJournal?.directory,
+                                                   pasteboardIdentity: platform.pasteboard.persistentIdentity)
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
         self.loggers = LogLevel.allCases.map { level in

@@ -115,8 +115,9 @@ enum DurableFiles {
 
     /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it,
     /// fsync it, rename it over `path`, fsync the folder. A reader sees the old or the new
-    /// content, never a mix, even after a crash. The file gets mode 0600.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(WipeFileError) {
+    /// content, never a mix, even after a crash. The file gets mode 0600. With `durable` false
+    /// the fsyncs are skipped (still atomic; a power cut may keep the old content).
+    static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(WipeFileError) {
         let directory = parent(of: path)
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -126,7 +127,7 @@ enum DurableFiles {
             unlink(temporary)
             throw WipeFileError(operation: "write", path: temporary, code: code)
         }
-        if fsync(fd) != 0 {
+        if durable && fsync(fd) != 0 {
             let code = errno
             close(fd)
             unlink(temporary)
@@ -138,7 +139,7 @@ enum DurableFiles {
             unlink(temporary)
             throw WipeFileError(operation: "rename", path: temporary, code: code)
         }
-        try syncDirectory(directory)
+        if durable { try syncDirectory(directory) }
     }
 
     /// The whole content of a regular file, or `nil` when it does not exist (nor can: a part of

@@ -39,8 +39,9 @@ public final class ManagedApp: Sendable {
         public var outbox: (any Outbox)?
         /// How allowed URLs open (default: the desktop's scheme handlers through GIO).
         public var urlOpener: (any URLOpener)?
-        /// Where the offline timers keep the last confirmation, a folder only this user can read
-        /// that survives logouts and reboots (default: `$XDG_STATE_HOME/sharebroker/APP-ID`, else
+        /// The app's state folder, which only this user can read and which survives logouts and
+        /// reboots: the wipe journal, the record of the app's last pasteboard write, and the
+        /// offline timers' last confirmation (default: `$XDG_STATE_HOME/sharebroker/APP-ID`, else
         /// `~/.local/state/sharebroker/APP-ID`).
         public var offlineStateDirectory: String?
 
@@ -117,14 +118,18 @@ public final class ManagedApp: Sendable {
                 throw .setup(error.description)
             }
         }
+        // The state folder keeps the wipe journal (a retire a crash interrupted is finished at
+        // the next start), the record of the app's last pasteboard write, and the offline
+        // timers' last confirmation.
+        let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
         let broker = ShareBroker(appID: welcome.app, device: agent.device, platform: Platform(
             outbox: outbox, urlOpener: configuration.urlOpener ?? DesktopURLOpener(), reportSink: agent,
-            pasteboard: pasteboard.pasteboard, secureServices: agent))
+            pasteboard: pasteboard.pasteboard, secureServices: agent),
+            wipeJournal: WipeJournal(directory: stateFolder))
         pasteboard.followPlaceholder(of: broker)
         // The offline timers keep their last confirmation in the state folder; where it cannot
         // be made (no usable home), they count in memory, from this start's first policy: no
         // weaker than the folder, which this user could delete anyway.
-        let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
         do {
             try broker.enableOfflineTimers(directory: stateFolder)
         } catch {

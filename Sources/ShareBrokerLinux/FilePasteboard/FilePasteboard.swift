@@ -118,6 +118,9 @@ public final class FilePasteboard: Pasteboard {
         }
     }
 
+    /// `file:` and the path: the items outlive their writers.
+    public var persistentIdentity: String? { "file:" + path }
+
     // MARK: Internals
 
     private func locked<T>(_ body: () throws(FilePasteboardError) -> T) -> Result<T, FilePasteboardError> {

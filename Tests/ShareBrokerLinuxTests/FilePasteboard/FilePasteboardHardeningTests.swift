@@ -2,6 +2,7 @@ import Foundation
 import ShareBroker
 import ShareBrokerLinux
 import Synchronization
+import ShareBrokerTesting
 import Testing
 
 /// Issue 13, item 10: what a local attacker (or a crash) can put at the pasteboard's paths.
@@ -132,5 +133,72 @@ struct FilePasteboardHardeningTests {
         try pasteboard.write([PasteboardItem.text("fresh")])
         #expect(try leftovers().isEmpty)
         #expect(pasteboard.read().items == [PasteboardItem.text("fresh")])
+    }
+}
+
+/// Issue 13, item 10: a retire after a restart must not report the pasteboard erased while the
+/// item an earlier run wrote stays readable.
+@Suite("A retire after a restart takes back what an earlier run wrote to the pasteboard file")
+struct PasteboardWriteAcrossRestartsTests {
+    let folder: String
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("pb-restart-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    /// One run of the app: a broker over the pasteboard file with its wipe journal in `state`.
+    private func run(_ pasteboard: FilePasteboard) throws -> (ShareBroker, ApplyingDelegate) {
+        var platform = try Platform.embedded(entitling: "com.acme.notes")
+        platform.pasteboard = pasteboard
+        let broker = ShareBroker(appID: "com.acme.notes", platform: platform,
+                                 wipeJournal: WipeJournal(directory: folder + "/state"))
+        let delegate = ApplyingDelegate()
+        try broker.start(delegate: delegate)
+        try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: .authorized))
+        return (broker, delegate)
+    }
+
+    @Test("the earlier run's item is cleared by the next run's retire")
+    func earlierItemIsCleared() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pasteboard = try FilePasteboard(path: folder + "/pasteboard")
+        do {
+            let (first, _) = try run(pasteboard)
+            _ = try first.copy(.text("the earlier run's text"))
+        }
+        #expect(pasteboard.read().items == [.text("the earlier run's text")])
+        let (second, _) = try run(try FilePasteboard(path: folder + "/pasteboard"))
+        try second.apply(PolicyUpdate(auth: .retired))
+        #expect(pasteboard.read().items.isEmpty, "the item the earlier run wrote is gone")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/state/pasteboard-write"), "and its record with it")
+    }
+
+    @Test("an item another app wrote since is left alone")
+    func laterWriteIsKept() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pasteboard = try FilePasteboard(path: folder + "/pasteboard")
+        do {
+            let (first, _) = try run(pasteboard)
+            _ = try first.copy(.text("the earlier run's text"))
+        }
+        try pasteboard.write([.text("another app's text")])
+        let (second, _) = try run(try FilePasteboard(path: folder + "/pasteboard"))
+        try second.apply(PolicyUpdate(auth: .retired))
+        #expect(pasteboard.read().items == [.text("another app's text")])
+    }
+
+    @Test("a record for another pasteboard file does not clear this one")
+    func recordIsForOnePasteboard() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        do {
+            let (first, _) = try run(try FilePasteboard(path: folder + "/one"))
+            _ = try first.copy(.text("written to one"))
+        }
+        let other = try FilePasteboard(path: folder + "/other")
+        try other.write([.text("on the other pasteboard")])
+        let (second, _) = try run(other)
+        try second.apply(PolicyUpdate(auth: .retired))
+        #expect(other.read().items == [.text("on the other pasteboard")], "change count 1 of another file is not ours")
     }
 }
