@@ -8,13 +8,14 @@
 // 0  raw: the rest of the input is opened as an envelope, from an exactly-sized heap copy and
 //    as an array; the two must agree, and must agree with `isSealedEnvelope`.
 // 1  forged single-shot: key choice, item type, nonce and plaintext are read from the input, a
-//    valid envelope is built with raw libsodium under the fixed keys, then mutated as the rest
-//    of the input says. Unmutated, it must open to the same item (or to the exact error an
-//    unknown key or a non-UTF-8 type calls for); mutated, it must not open.
+//    valid version 1 (legacy) envelope is built with raw libsodium under the fixed keys, then
+//    mutated as the rest of the input says. Unmutated, it must open to the same item (or to the
+//    exact error an unknown key, the retired key or a non-UTF-8 type calls for); mutated, it
+//    must not open.
 // 2  forged chunked: the same with `crypto_secretstream_xchacha20poly1305`, up to four chunks,
 //    with the tag of each chunk chosen by the input (a wrong tag must not open).
-// 3  round trip through the public API: `seal` then `open` (above 1 MiB, chunked), then the
-//    mutations; every change must be refused.
+// 3  round trip through the public API: `seal` (version 2) then `open` (above 1 MiB, chunked),
+//    then the mutations; every change must be refused.
 //
 // See Fuzz/README.md for the input layout of each mode.
 
@@ -83,17 +84,20 @@ enum EnvelopeFuzz {
 
     // MARK: Building envelopes with raw libsodium
 
-    /// Key choice: 0 the current key, 1 the previous one, 2 an id the ring does not hold.
-    static func key(_ choice: UInt8) -> (id: UInt32, bytes: [UInt8], known: Bool) {
+    /// Key choice: 0 the current key, 1 the previous (retired) one, 2 an id the ring does not hold.
+    static func key(_ choice: UInt8) -> (id: UInt32, bytes: [UInt8], known: Bool, retired: Bool) {
         switch choice % 3 {
-        case 0: (currentID, currentKey, true)
-        case 1: (previousID, previousKey, true)
-        default: (unknownID, currentKey, false)
+        case 0: (currentID, currentKey, true, false)
+        case 1: (previousID, previousKey, true, true)
+        default: (unknownID, currentKey, false, false)
         }
     }
 
+    /// A legacy (version 1) header up to the nonce: the forged modes build version 1 envelopes
+    /// (the seeds' layout), which open under the current key and are refused under the retired
+    /// one; version 2 envelopes come from the round-trip mode.
     static func header(kind: UInt8, keyID: UInt32, type: [UInt8]) -> [UInt8] {
-        EnvelopeFormat.magic + [EnvelopeFormat.version, kind,
+        EnvelopeFormat.magic + [EnvelopeFormat.legacyVersion, kind,
                                 UInt8(truncatingIfNeeded: keyID >> 24), UInt8(truncatingIfNeeded: keyID >> 16),
                                 UInt8(truncatingIfNeeded: keyID >> 8), UInt8(truncatingIfNeeded: keyID),
                                 UInt8(type.count)] + type
@@ -149,8 +153,8 @@ enum EnvelopeFuzz {
     }
 
     /// Checks the outcome of a forged envelope against what its construction calls for.
-    static func expect(_ outcome: Outcome, mutated: Bool, known: Bool, validTags: Bool, type: [UInt8],
-                       plaintext: [UInt8]) {
+    static func expect(_ outcome: Outcome, mutated: Bool, known: Bool, retired: Bool = false, validTags: Bool,
+                       type: [UInt8], plaintext: [UInt8]) {
         if mutated {
             if case .opened = outcome { fuzzRequire(false, "a mutated envelope opened") }
             return
@@ -163,6 +167,11 @@ enum EnvelopeFuzz {
             if case .opened(let item) = outcome {
                 fuzzRequire(false, "a chunked envelope with a wrong tag opened (\(item.plaintext.count) bytes)")
             }
+            return
+        }
+        guard !retired else {
+            fuzzRequire(outcome == .failed(.legacyItemUnderRetiredKey(keyID: previousID)),
+                        "a version 1 item under the retired key gave \(outcome)")
             return
         }
         guard let text = String(validating: type, as: UTF8.self) else {
@@ -188,8 +197,8 @@ enum EnvelopeFuzz {
         let header = header(kind: 0, keyID: key.id, type: type) + nonce
         let envelope = sealSingleShot(key: key.bytes, header: header, plaintext: plaintext)
         let mutated = mutate(envelope, &input)
-        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, validTags: true, type: type,
-               plaintext: plaintext)
+        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, retired: key.retired,
+               validTags: true, type: type, plaintext: plaintext)
     }
 
     static func forgedChunked(_ input: inout FuzzInput) {
@@ -221,8 +230,8 @@ enum EnvelopeFuzz {
             && (tags.count - 1) * size <= sealedCount
         let expected = Array(plaintext.prefix(sealedCount))
         let mutated = mutate(envelope, &input)
-        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, validTags: validTags, type: type,
-               plaintext: expected)
+        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, retired: key.retired,
+               validTags: validTags, type: type, plaintext: expected)
     }
 
     static func roundTrip(_ input: inout FuzzInput) {
