@@ -37,7 +37,7 @@ public final class ShareBroker: Sendable {
     /// The age bounds of sealed items on paste.
     private let sealedItemLimitsStore = Mutex(SealedItemLimits())
     /// A fixed wall-clock time (Unix seconds) that seals and pastes read instead of
-    /// ``SealClock/now()``, set by tests; 0 for the real clock. (An atomic, not a stored closure:
+    /// `SealClock.now()`, set by tests; 0 for the real clock. (An atomic, not a stored closure:
     /// taking a closure out of a lock allocated on every copy and paste.)
     private let fixedWallClock = Atomic<UInt64>(0)
     /// One logger per policy log level, made once: setting the level on a copy per call would

@@ -60,7 +60,7 @@ public struct CopyResult: Sendable, Hashable {
 
 /// How old a sealed item may be when it is pasted (item 8 of issue 13: an old sealed item put
 /// back on the pasteboard is a replay). Times are the envelope's authenticated seal time and the
-/// wall clock (``SealClock``), in seconds.
+/// wall clock (ShareBrokerCrypto's `SealClock`), in seconds.
 public struct SealedItemLimits: Sendable, Hashable {
     /// The default maximum age: 24 hours.
     public static let defaultMaximumAge: UInt64 = 86_400
