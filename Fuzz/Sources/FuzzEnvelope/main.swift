@@ -13,7 +13,9 @@
 //    exact error an unknown key, the retired key or a non-UTF-8 type calls for); mutated, it
 //    must not open.
 // 2  forged chunked: the same with `crypto_secretstream_xchacha20poly1305`, up to four chunks,
-//    with the tag of each chunk chosen by the input (a wrong tag must not open).
+//    with the tag of each chunk chosen by the input (a wrong tag must not open). The one change
+//    that may open is a cut right after the stream's first FINAL chunk when the chunks before it
+//    are full MESSAGE chunks: that is exactly a validly sealed stream (see `forgedChunked`).
 // 3  round trip through the public API: `seal` (version 2) then `open` (above 1 MiB, chunked),
 //    then the mutations; every change must be refused.
 //
@@ -224,14 +226,36 @@ enum EnvelopeFuzz {
         // A stream is valid when every chunk but the last is full and tagged MESSAGE and the last
         // is tagged FINAL; it then holds the plaintext its chunks hold (dropping the last chunk of
         // a valid stream, or adding an empty FINAL one after a full chunk, can leave it valid).
+        //
+        // So the stream sealed here has at most one valid end: right after its first FINAL chunk,
+        // if every chunk before that one is full and tagged MESSAGE. Cut there, the envelope is
+        // byte for byte the one a sealer holding the key writes for those chunks alone, and it
+        // must open to exactly their plaintext: this harness holds the key, it is the sealer, not
+        // a forger. A mutation can reach that end from a stream that is not valid as sealed (a
+        // FINAL chunk followed by more chunks, refused whole): cutting off the chunks after the
+        // FINAL one is not a forgery. Counting that cut as "a mutated envelope opened" was this
+        // harness's mistake, not the library's (Fuzz/regressions/FuzzEnvelope/
+        // chunked-cut-after-early-final: chunks [FINAL 0x00, MESSAGE empty], cut after the
+        // first). Any other change to the bytes must still be refused.
         let size = EnvelopeFormat.chunkSize
-        let sealedCount = min(count, tags.count * size)
-        let validTags = tags.dropLast().allSatisfy { $0 == tagMessage } && tags.last == tagFinal
-            && (tags.count - 1) * size <= sealedCount
-        let expected = Array(plaintext.prefix(sealedCount))
+        let headerLength = EnvelopeFormat.legacyHeaderLength(itemTypeLength: type.count)
+        var validEnd: (length: Int, plaintextCount: Int)?
+        var end = headerLength
+        for (index, tag) in tags.enumerated() {
+            let chunkStart = min(count, index * size), chunkEnd = min(count, (index + 1) * size)
+            end += chunkEnd - chunkStart + EnvelopeFormat.chunkOverhead
+            if tag == tagFinal { validEnd = (end, chunkEnd) }
+            if tag != tagMessage || chunkEnd - chunkStart != size { break }
+        }
         let mutated = mutate(envelope, &input)
-        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, retired: key.retired,
-               validTags: validTags, type: type, plaintext: expected)
+        if let validEnd, mutated.count == validEnd.length, sameBytes(mutated, Array(envelope.prefix(validEnd.length))) {
+            expect(open(mutated), mutated: false, known: key.known, retired: key.retired, validTags: true,
+                   type: type, plaintext: Array(plaintext.prefix(validEnd.plaintextCount)))
+        } else {
+            // Unmutated here means the stream's tags are wrong (a valid stream ends at validEnd).
+            expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, retired: key.retired,
+                   validTags: false, type: type, plaintext: [])
+        }
     }
 
     static func roundTrip(_ input: inout FuzzInput) {
