@@ -2,7 +2,10 @@ import Foundation
 import Synchronization
 
 /// The bounded, non-blocking queue between the agent and a report destination (the system log,
-/// an OpenTelemetry collector): ``export(_:)`` never waits on the destination; a thread of its
+/// an OpenTelemetry collector): ``export(_:)`` never waits on the destination; records of the
+/// same event, app, action, rule, policy version and user that arrive within a second are
+/// coalesced into one record with a `count` (a burst of 50,000 blocked copies a second becomes
+/// one record per app and second; the durable local audit log keeps every one); a thread of its
 /// own sends records in batches of at most `batchSize`; when the destination does not take a
 /// batch, the records stay queued and are retried after `retryDelay`; beyond ``capacity`` the
 /// oldest are dropped and counted, and a `reports-dropped` record says how many once the
@@ -11,7 +14,21 @@ final class ReportQueue: Sendable {
     /// The bound: records beyond it drop the oldest.
     static let capacity = 4096
 
+    /// What makes two records the same event for coalescing.
+    struct Kind: Hashable {
+        var event: String
+        var app: String?
+        var action: String?
+        var rule: String?
+        var push: UInt64?
+        var uid: UInt32?
+        var reason: String?
+    }
+
     struct State {
+        /// This second's records, in arrival order, each with how many it stands for.
+        var window: [Kind: Int] = [:]
+        var windowOrder: [(kind: Kind, record: SystemLogRecord)] = []
         var records: [SystemLogRecord] = []
         var head = 0
         var dropped = 0
@@ -47,26 +64,49 @@ final class ReportQueue: Sendable {
 
     /// Queues `record`; never blocks on the destination.
     func export(_ record: SystemLogRecord) {
-        let wasEmpty = state.withLock { state -> Bool in
-            let wasEmpty = state.count == 0
-            if state.count >= Self.capacity {
-                state.head += 1
+        let kind = Kind(event: record.event, app: record.app, action: record.action, rule: record.rule,
+                        push: record.push, uid: record.uid, reason: record.reason)
+        state.withLock { state in
+            if let seen = state.window[kind] {
+                state.window[kind] = seen + 1
+            } else if state.windowOrder.count < Self.capacity {
+                state.window[kind] = 1
+                state.windowOrder.append((kind, record))
+            } else {
                 state.dropped += 1
-                state.compact()
             }
-            state.records.append(record)
-            return wasEmpty
         }
-        // The sending thread empties the queue before it waits again, so only a record that finds
-        // the queue empty needs to wake it (a wake per record cost a futex call each).
-        if wasEmpty { wake.signal() }
+    }
+
+    /// Moves this second's coalesced records into the sending queue (the oldest dropped and
+    /// counted beyond ``capacity``); `true` when there is something to send.
+    private func closeWindow() -> Bool {
+        state.withLock { state in
+            for (kind, record) in state.windowOrder {
+                var record = record
+                let count = state.window[kind] ?? 1
+                if count > 1 { record.count = count }
+                if state.count >= Self.capacity {
+                    state.head += 1
+                    state.dropped += 1
+                    state.compact()
+                }
+                state.records.append(record)
+            }
+            state.window.removeAll(keepingCapacity: true)
+            state.windowOrder.removeAll(keepingCapacity: true)
+            return state.count > 0 || state.dropped > 0
+        }
     }
 
     /// How many records were dropped and not yet reported.
     var droppedCount: Int { state.withLock { $0.dropped } }
 
-    /// How many records wait to be sent.
+    /// How many records wait to be sent (after coalescing).
     var queuedCount: Int { state.withLock { $0.count } }
+
+    /// How long records gather before they are coalesced and sent.
+    static let window: Duration = .seconds(1)
 
     /// Stops the sending thread after what is queued (or at once if the destination is away).
     func stop() {
@@ -76,7 +116,10 @@ final class ReportQueue: Sendable {
 
     private func drain() {
         while true {
-            wake.wait()
+            // A second's records at a time (or at once when a retry or stop asks).
+            let (seconds, attoseconds) = Self.window.components
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+            guard closeWindow() || state.withLock({ $0.stopped }) else { continue }
             while true {
                 let (batch, dropped, stopped) = state.withLock { state -> ([SystemLogRecord], Int, Bool) in
                     (Array(state.records[state.head..<min(state.records.count, state.head + batchSize)]), state.dropped, state.stopped)

@@ -27,6 +27,9 @@ struct SystemLogRecord: Sendable, Equatable {
     var reason: String?
     /// Notice for the ordinary, warning for refusals and failures.
     var isWarning = false
+    /// How many identical events this record stands for (``ReportQueue`` coalesces a burst of
+    /// the same event of the same app within a second into one record); `nil` for one.
+    var count: Int?
 
     /// The structured fields, in a fixed order, without empty ones.
     var fields: [(key: String, value: String)] {
@@ -39,6 +42,7 @@ struct SystemLogRecord: Sendable, Equatable {
         if let pid { out.append(("pid", String(pid))) }
         if let uid { out.append(("uid", String(uid))) }
         if let reason { out.append(("reason", reason)) }
+        if let count { out.append(("count", String(count))) }
         return out
     }
 

@@ -173,6 +173,50 @@ struct SystemLogTests {
         #expect(fields["MESSAGE"]?.contains("device=") == true)
     }
 
+    @Test("A burst of the same event is coalesced into one record with its count; other events keep records of their own; nothing is lost")
+    func burstIsCoalesced() throws {
+        let folder = "/tmp/sbt-coalesce-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/journal.sock"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(receiver >= 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        _ = setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        let exporter = SystemLogExporter(target: .journald(socket: path))
+        defer { exporter.stop() }
+        for i in 0..<10_000 {
+            exporter.export(SystemLogRecord(event: "blocked", app: "com.acme.notes", action: "copy", rule: "pasteboardUnauthorized",
+                                            push: 3, pid: Int32(100 + i % 7), uid: 1000))
+        }
+        exporter.export(SystemLogRecord(event: "blocked", app: "com.acme.viewer", action: "copy", rule: "pasteboardUnauthorized",
+                                        push: 3, pid: 9, uid: 1000))
+        var counts: [String: Int] = [:]
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while counts.values.reduce(0, +) < 10_001 {
+            let n = buffer.withUnsafeMutableBytes { recv(receiver, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            var fields: [String: String] = [:]
+            for line in String(decoding: buffer.prefix(n), as: UTF8.self).split(separator: "\n") {
+                if let equals = line.firstIndex(of: "=") { fields[String(line[..<equals])] = String(line[line.index(after: equals)...]) }
+            }
+            let app = fields["SHAREBROKER_APP"] ?? "?"
+            counts[app, default: 0] += Int(fields["SHAREBROKER_COUNT"] ?? "1") ?? 0
+        }
+        #expect(counts["com.acme.notes"] == 10_000, "\(counts)")
+        #expect(counts["com.acme.viewer"] == 1, "\(counts)")
+        #expect(exporter.droppedCount == 0)
+    }
+
     @Test("A full queue drops the oldest records and counts them; export never blocks")
     func boundedQueue() {
         // A socket nobody listens on: nothing is ever taken.

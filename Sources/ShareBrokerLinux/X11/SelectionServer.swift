@@ -132,18 +132,45 @@ final class SelectionServer: @unchecked Sendable {
     // MARK: Commands from other threads
 
     /// Runs `body` on the serving thread and returns its result, or `nil` if the thread did not
-    /// get to it within `timeout` (it then still runs later, and its result is dropped).
+    /// start it within `timeout` (it is then never run: a copy that reported failure must not
+    /// take the clipboard afterwards) or, once started, did not finish within another `timeout`
+    /// (an X server that stopped answering a round trip).
     func perform<T: Sendable>(timeout: Duration = .seconds(5), _ body: @escaping @Sendable (SelectionServer) -> T) -> T? {
         guard !shared.withLock({ $0.stopRequested }) else { return nil }
-        let result = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let command = Mutex<CommandState<T>>(.pending)
+        let started = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
         enqueue { [self] in
+            let run = command.withLock { state -> Bool in
+                guard case .pending = state else { return false }
+                state = .running
+                return true
+            }
+            started.signal()
+            guard run else { return }
             let value = body(self)
-            result.withLock { $0 = value }
-            done.signal()
+            command.withLock { $0 = .finished(value) }
+            finished.signal()
         }
-        guard done.wait(timeout: .now() + .milliseconds(Int(timeout.milliseconds))) == .success else { return nil }
-        return result.withLock { $0 }
+        if started.wait(timeout: .now() + .milliseconds(Int(timeout.milliseconds))) != .success {
+            let abandoned = command.withLock { state -> Bool in
+                guard case .pending = state else { return false }
+                state = .abandoned
+                return true
+            }
+            if abandoned { return nil }
+        }
+        guard finished.wait(timeout: .now() + .milliseconds(Int(timeout.milliseconds))) == .success else { return nil }
+        return command.withLock { state -> T? in
+            if case .finished(let value) = state { return value }
+            return nil
+        }
+    }
+
+    /// Where a command of ``perform(timeout:_:)`` is.
+    private enum CommandState<T: Sendable>: Sendable {
+        case pending, running, abandoned
+        case finished(T)
     }
 
     private func enqueue(_ command: @escaping @Sendable () -> Void) {
@@ -233,7 +260,7 @@ final class SelectionServer: @unchecked Sendable {
             _ = xcb_change_property(conn.connection, X11.propModeAppend, conn.window, atomTime, X11.atomINTEGER, 8, 0, raw.baseAddress)
         }
         conn.flush()
-        let deadline = ContinuousClock.now + .seconds(2)
+        let deadline = ContinuousClock.now + .seconds(5)
         while let event = conn.waitEvent(until: deadline) {
             if event.code == X11.propertyNotify {
                 let notify = event.load(as: xcb_property_notify_event_t.self)

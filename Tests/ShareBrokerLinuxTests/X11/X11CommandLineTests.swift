@@ -34,11 +34,11 @@ extension X11CommandLineTests {
             if !seen.isEmpty { break }
             usleep(20_000)
         }
-        #expect(seen == Array("from the command line".utf8))
-        #expect(!copier.wait(timeout: .milliseconds(100)), "the copier keeps serving while it owns the clipboard")
+        #expect(seen == Array("from the command line".utf8), "copier said: \(copier.errorOutput)")
+        #expect(!copier.wait(timeout: .milliseconds(100)), "the copier keeps serving while it owns the clipboard: \(copier.errorOutput)")
         try display.xclipIn("from xclip")
         #expect(copier.wait(timeout: .seconds(3)), "the copier exits once another app copied")
-        #expect(copier.status == 0)
+        #expect(copier.status == 0, "copier said: \(copier.errorOutput)")
         let paste = try display.run(tool, ["paste", "--unmanaged", "--pasteboard", "x11"])
         #expect(paste.status == 0)
         #expect(paste.output == Array("from xclip".utf8))

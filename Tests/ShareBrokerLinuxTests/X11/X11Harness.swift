@@ -24,10 +24,12 @@ enum X11Tools {
 }
 
 /// A child process started with posix_spawn: standard input and output are pipes (or
-/// /dev/null), standard error is /dev/null. Reaped by ``wait(timeout:)`` or ``kill()``.
+/// /dev/null), standard error goes to a private temporary file (``errorOutput``, for failure
+/// messages). Reaped by ``wait(timeout:)`` or ``kill()``.
 final class Child: @unchecked Sendable {
     let pid: pid_t
     let output: Int32
+    private let errorPath: String
     private var reaped = false
     private(set) var status: Int32 = -1
 
@@ -47,7 +49,9 @@ final class Child: @unchecked Sendable {
         }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_addclose(&actions, outPipe[0])
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        errorPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sharebroker-child-\(UUID().uuidString).stderr").path
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -82,6 +86,12 @@ final class Child: @unchecked Sendable {
     deinit {
         kill()
         close(output)
+        unlink(errorPath)
+    }
+
+    /// What the child wrote to standard error so far (for failure messages).
+    var errorOutput: String {
+        (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
     }
 
     /// Reads standard output until end of file or the deadline.
@@ -146,7 +156,12 @@ final class XvfbDisplay: @unchecked Sendable {
 
     init() throws {
         guard let xvfb = X11Tools.xvfb else { throw HarnessError("Xvfb is not installed") }
-        server = try Child(xvfb, ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "64x64x24"],
+        // -noreset: by default an X server resets when its last client disconnects, and a
+        // client connecting during the reset is refused. The tests' short-lived xclip and xsel
+        // clients made that happen under load ("could not connect to the X server" from a copier
+        // started while an `xclip -o` exited; reproduced 5 times in 120 rounds of
+        // copy-while-polling under CPU load, 0 in 120 with -noreset).
+        server = try Child(xvfb, ["-noreset", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "64x64x24"],
                            environment: ["PATH": "/usr/bin:/bin"], input: nil)
         // Xvfb writes the display number and a newline once it accepts clients.
         let number = server.readLine(until: .now + .seconds(10))
@@ -155,6 +170,19 @@ final class XvfbDisplay: @unchecked Sendable {
             throw HarnessError("Xvfb did not report a display number")
         }
         name = ":" + number
+        // A start counts once a client can connect.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            if let connection = try? XConnection(display: name) {
+                connection.disconnect()
+                break
+            }
+            guard ContinuousClock.now < deadline else {
+                server.kill()
+                throw HarnessError("Xvfb reported \(name) but no client could connect to it: \(server.errorOutput)")
+            }
+            usleep(20_000)
+        }
     }
 
     deinit { server.kill() }
