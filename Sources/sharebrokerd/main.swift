@@ -5,6 +5,7 @@ import ShareBrokerAgent
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import ShareBrokerPolicyDocument
+import ShareBrokerPOSIX
 
 /// `sharebrokerd`: the secure-services agent. Argument parsing and start-up only; the logic is
 /// in the ShareBrokerAgent library.
@@ -112,6 +113,9 @@ struct ShareBrokerDaemon: ParsableCommand {
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
         configuration.usePeerPidfd = !noPeerPidfd
+        // Before any key is loaded: other processes of the agent's user can neither ptrace it
+        // nor read its memory through /proc, and it leaves no core dump.
+        ProcessHardening.denyInspection()
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)

@@ -42,7 +42,7 @@ struct SecureFilesEraser: SensitiveDataEraser {
     var wipeName: String { "sharebroker.secure-files" }
 
     func eraseSensitiveData() throws {
-        let failures = directories.flatMap { DurableFiles.eraseLocation($0) }
-        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures.map(\.description)) }
+        let failures = directories.flatMap { DurableFiles.eraseLocationForReport($0) }
+        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures) }
     }
 }
