@@ -448,7 +448,7 @@ public final class AgentCore: Sendable {
             return []
         }
         do {
-            var body = try state.ring.exportKeys { KeyRingMessage.body($0) }
+            var body = try state.ring.exportKeys { KeyRingMessage.body($0, retiredAt: state.ring.retiredAt) }
             session.connection.send([AgentFrame(type: .keys, body: body)], sensitive: true)
             Zeroize.zero(&body)
             return state.ring.keyIDs

@@ -8,7 +8,10 @@ import ShareBrokerCrypto
 ///
 /// Layout (big-endian): magic `SBKR`, version `01`, key count `n` (1 to 16), `n` entries of a
 /// 4-byte key id and 32 key bytes (the sealing key first, then newest to oldest), a 4-byte
-/// length `m` and `m` bytes of JSON metadata: `{"entitled": [app ids], "rotation": N}`. The
+/// length `m` and `m` bytes of JSON metadata: `{"entitled": [app ids], "rotation": N,
+/// "retiredAt": [seconds]}` (`retiredAt`: when each key after the first stopped being current,
+/// in Unix seconds; stores written before it existed have none, and their old keys get 0, which
+/// opens no version 2 item, and none existed before). The
 /// entitled set is the one the ring was last rotated for, so an app deauthorized while the agent
 /// was down is noticed at the next start and the key rotated then.
 struct KeyStore {
@@ -18,6 +21,9 @@ struct KeyStore {
         var entitled: [String]
         /// How many rotations the ring has seen.
         var rotation: UInt64
+        /// When each key after the first stopped being current (Unix seconds); `nil` in stores
+        /// written before envelope version 2. Filled from the ring by ``KeyStore/save(_:metadata:)``.
+        var retiredAt: [UInt64]? = nil
     }
 
     static let magic: [UInt8] = Array("SBKR".utf8)
@@ -54,7 +60,7 @@ struct KeyStore {
         let ring: Result<KeyRing, SealingError>
         do {
             ring = try KeyRingMessage.withEntries(in: keyBody) { entries in
-                Result { () throws(SealingError) -> KeyRing in try KeyRing(importing: entries) }
+                Result { () throws(SealingError) -> KeyRing in try KeyRing(importing: entries, retiredAt: metadata.retiredAt ?? []) }
             }
         } catch {
             throw corrupt("bad key entries")
@@ -69,6 +75,8 @@ struct KeyStore {
     func save(_ ring: KeyRing, metadata: Metadata) throws(AgentStateError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        var metadata = metadata
+        metadata.retiredAt = ring.retiredAt
         let meta = (try? Array(encoder.encode(metadata))) ?? Array("{}".utf8)
         var file: [UInt8]
         do {

@@ -243,7 +243,8 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         do {
             result = try KeyRingMessage.withEntries(in: body) { entries in
                 guard !entries.isEmpty else { return .success(nil) }
-                return Result { () throws(SealingError) -> KeyRing? in try KeyRing(importing: entries) }
+                let retiredAt = KeyRingMessage.retirementTimes(in: body)
+                return Result { () throws(SealingError) -> KeyRing? in try KeyRing(importing: entries, retiredAt: retiredAt) }
             }
         } catch {
             throw .protocolError(error.description)

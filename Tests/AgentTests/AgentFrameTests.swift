@@ -50,6 +50,24 @@ struct AgentFrameTests {
         }
     }
 
+    @Test("Key frames carry each old key's retirement time; a frame without them gives 0 (fail closed)")
+    func keyFrameRetirementTimes() throws {
+        let ring = try KeyRing.generate().rotated(at: 1_000).rotated(at: 2_000)
+        var body = try ring.exportKeys { KeyRingMessage.body($0, retiredAt: ring.retiredAt) }
+        defer { Zeroize.zero(&body) }
+        #expect(body.count == 1 + 3 * (4 + 32 + 8))
+        #expect(KeyRingMessage.retirementTimes(in: body) == [2_000, 1_000])
+        let imported = try KeyRingMessage.withEntries(in: body) {
+            try? KeyRing(importing: $0, retiredAt: KeyRingMessage.retirementTimes(in: body))
+        }
+        #expect(try #require(imported).retiredAt == [2_000, 1_000])
+        var legacy = try ring.exportKeys { KeyRingMessage.body($0) }
+        defer { Zeroize.zero(&legacy) }
+        #expect(legacy.count == 1 + 3 * (4 + 32))
+        #expect(KeyRingMessage.retirementTimes(in: legacy) == [0, 0])
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: Array(body.dropLast())) { $0.count } }
+    }
+
     @Test("Key frames: counts, lengths and duplicate ids are checked; a ring survives export and import")
     func keyFrames() throws {
         #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: []) { $0.count } }
