@@ -121,11 +121,14 @@ public final class ManagedApp: Sendable {
         // The state folder keeps the wipe journal (a retire a crash interrupted is finished at
         // the next start), the record of the app's last pasteboard write, and the offline
         // timers' last confirmation.
+        // A folder this process cannot use gets no journal: a journal that cannot be read makes
+        // every start wipe everything (it cannot tell whether a retire was interrupted).
         let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
+        let journal = Self.makeUsableFolder(stateFolder) ? WipeJournal(directory: stateFolder) : nil
         let broker = ShareBroker(appID: welcome.app, device: agent.device, platform: Platform(
             outbox: outbox, urlOpener: configuration.urlOpener ?? DesktopURLOpener(), reportSink: agent,
             pasteboard: pasteboard.pasteboard, secureServices: agent),
-            wipeJournal: WipeJournal(directory: stateFolder))
+            wipeJournal: journal)
         pasteboard.followPlaceholder(of: broker)
         // The offline timers keep their last confirmation in the state folder; where it cannot
         // be made (no usable home), they count in memory, from this start's first policy: no
@@ -168,6 +171,18 @@ public final class ManagedApp: Sendable {
 }
 
 extension ManagedApp {
+    /// Makes `folder` (and its parents, mode 0700) if missing; whether this process can then
+    /// read, write and enter it.
+    static func makeUsableFolder(_ folder: String) -> Bool {
+        guard folder.hasPrefix("/") else { return false }
+        var path = ""
+        for component in folder.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { return false }
+        }
+        return access(folder, R_OK | W_OK | X_OK) == 0
+    }
+
     /// `$XDG_STATE_HOME/sharebroker/APP`, else `$HOME/.local/state/sharebroker/APP`, else a
     /// folder under the agent's runtime folder (which does not survive a reboot).
     static func defaultStateDirectory(app: String) -> String {
