@@ -58,7 +58,7 @@ let libraryTargets: [Target] = [
             dependencies: ["CSodium"],
             swiftSettings: strictSwift6
         ),
-        // Linux socket glue in C (struct ucred, SO_PASSCRED and SCM_CREDENTIALS, SO_PEERPIDFD,
+        // Linux socket and process glue in C (prctl, struct ucred, SO_PASSCRED and SCM_CREDENTIALS, SO_PEERPIDFD,
         // pidfd_open): only ShareBrokerPOSIX imports it.
         .target(name: "CShareBrokerSocket"),
         // File-system and socket plumbing the package shares (package access): writeAll, peer
@@ -168,6 +168,7 @@ let executableTargets: [Target] = [
                 "ShareBrokerAgentClient",
                 "ShareBrokerAgentProtocol",
                 "ShareBrokerPolicyDocument",
+                "ShareBrokerPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

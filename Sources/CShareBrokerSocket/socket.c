@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -125,4 +126,12 @@ int sbs_accept(int listener) {
 
 int sbs_eventfd(int nonblocking) {
     return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0));
+}
+
+int sbs_deny_inspection(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int sbs_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }

@@ -1,4 +1,5 @@
 import Logging
+import ShareBrokerCrypto
 import Synchronization
 
 /// The library a managed app links: it receives the server's policies, tells the app about
@@ -28,11 +29,17 @@ public final class ShareBroker: Sendable {
     let lifecycle = Mutex(LifecycleState())
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
-    let pasteboardWrites = PasteboardWriteLog()
+    let pasteboardWrites: PasteboardWriteLog
     /// The offline timers, once ``enableOfflineTimers(clock:directory:)`` turned them on.
     let offlineTimers = Mutex<OfflineTimers?>(nil)
     /// The folders of the secure file stores this broker handed out; a retire erases them.
     let secureFileDirectories = Mutex<[String]>([])
+    /// The age bounds of sealed items on paste.
+    private let sealedItemLimitsStore = Mutex(SealedItemLimits())
+    /// A fixed wall-clock time (Unix seconds) that seals and pastes read instead of
+    /// `SealClock.now()`, set by tests; 0 for the real clock. (An atomic, not a stored closure:
+    /// taking a closure out of a lock allocated on every copy and paste.)
+    private let fixedWallClock = Atomic<UInt64>(0)
     /// One logger per policy log level, made once: setting the level on a copy per call would
     /// copy swift-log's handler box (an allocation) on every logged decision.
     private let loggers: [Logger]
@@ -55,6 +62,8 @@ public final class ShareBroker: Sendable {
         self.appID = appID
         self.platform = platform
         self.wipeJournal = wipeJournal
+        self.pasteboardWrites = PasteboardWriteLog(journalDirectory: wipeJournal?.directory,
+                                                   pasteboardIdentity: platform.pasteboard.persistentIdentity)
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
         self.loggers = LogLevel.allCases.map { level in
@@ -62,6 +71,25 @@ public final class ShareBroker: Sendable {
             copy.logLevel = level.loggerLevel
             return copy
         }
+    }
+
+    /// How old a sealed item may be when pasted (default: ``SealedItemLimits/defaultMaximumAge``,
+    /// 24 h). Lower it for stricter replay protection; an item older than the limit is refused.
+    public var sealedItemLimits: SealedItemLimits {
+        get { sealedItemLimitsStore.withLock { $0 } }
+        set { sealedItemLimitsStore.withLock { $0 = newValue } }
+    }
+
+    /// Makes seal times and paste ages read `seconds` (Unix time) instead of the wall clock, or
+    /// the wall clock again with `nil` (tests).
+    package func setWallClock(to seconds: UInt64?) {
+        fixedWallClock.store(seconds ?? 0, ordering: .relaxed)
+    }
+
+    /// Now, in Unix seconds, from the wall clock (or the time a test fixed).
+    func wallClock() -> UInt64 {
+        let fixed = fixedWallClock.load(ordering: .relaxed)
+        return fixed != 0 ? fixed : SealClock.now()
     }
 
     /// What the library itself holds, erased by every retire after the app's registered erasers:

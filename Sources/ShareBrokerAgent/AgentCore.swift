@@ -36,6 +36,11 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// Whether to take the peer's pidfd with `SO_PEERPIDFD` (Linux 6.5+) when the kernel has
     /// it; `false` uses `pidfd_open` at accept, as on older kernels (tests exercise both).
     public var usePeerPidfd: Bool = true
+    /// The size past which the acknowledgment and audit logs start a new file (default 16 MiB).
+    public var logMaxBytes: Int = 16 << 20
+    /// How many old files of each log are kept (`audit.jsonl.1` …; default 3). The logs then
+    /// take at most about `logMaxBytes × (logFilesKept + 1)` each.
+    public var logFilesKept: Int = 3
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil, policyDirectory: String? = nil,
@@ -218,8 +223,10 @@ public final class AgentCore: Sendable {
             try SecureFolders.makeDirectories(directory, private: true)
             lockDescriptor = try Self.lockStateFolder(directory)
             keyStore = KeyStore(directory: directory)
-            acknowledgmentLog = try DurableLog(path: directory + "/acknowledgments.jsonl")
-            auditLog = try DurableLog(path: directory + "/audit.jsonl")
+            let rotation = DurableLog.Rotation(maxBytes: max(4096, configuration.logMaxBytes),
+                                               keep: max(0, configuration.logFilesKept))
+            acknowledgmentLog = try DurableLog(path: directory + "/acknowledgments.jsonl", rotation: rotation)
+            auditLog = try DurableLog(path: directory + "/audit.jsonl", rotation: rotation)
         } catch {
             throw .state(error)
         }
@@ -493,7 +500,9 @@ public final class AgentCore: Sendable {
             // Built into one array that only `body` holds, so zeroing it erases the key bytes.
             var body: [UInt8] = []
             try state.ring.exportKeys { group in
-                body = (try? fileKeys.exportKeys { files in KeyRingMessage.body(group: group, files: files) }) ?? []
+                body = (try? fileKeys.exportKeys { files in
+                    KeyRingMessage.body(group: group, retiredAt: state.ring.retiredAt, files: files)
+                }) ?? []
             }
             guard !body.isEmpty else { throw SealingError.wiped }
             session.connection.send([AgentFrame(type: .keys, body: body)], sensitive: true)

@@ -12,7 +12,10 @@ import ShareBrokerCrypto
 /// a 4-byte app count `a`, then `a` apps: a 2-byte length and that many bytes of the app id
 /// (UTF-8), a 2-byte key count `m` (1 to 4096) and `m` entries (newest first) of that app's
 /// file keys; then a 4-byte length `l` and `l` bytes of JSON metadata:
-/// `{"entitled": [app ids], "rotation": N}`. The entitled set is the one the ring was last
+/// `{"entitled": [app ids], "rotation": N, "retiredAt": [seconds]}` (`retiredAt`: when each
+/// group key after the first stopped being current, in Unix seconds; stores written before it
+/// existed have none, and their old keys get 0, which opens no version 2 item, and none existed
+/// before). The entitled set is the one the ring was last
 /// rotated for, so an app deauthorized while the agent was down is noticed at the next start
 /// and the key rotated then. Version 1 (no file-key section) is still read; the next save
 /// writes version 2.
@@ -23,6 +26,9 @@ struct KeyStore {
         var entitled: [String]
         /// How many rotations the ring has seen.
         var rotation: UInt64
+        /// When each key after the first stopped being current (Unix seconds); `nil` in stores
+        /// written before envelope version 2. Filled from the ring by ``KeyStore/save(_:)``.
+        var retiredAt: [UInt64]? = nil
     }
 
     /// What the store holds.
@@ -82,7 +88,7 @@ struct KeyStore {
                 keys.map { ($0.id, UnsafeRawBufferPointer(rebasing: raw[$0.offset..<($0.offset + GroupKey.byteCount)])) }
             }
             return Result { () throws(SealingError) -> Contents in
-                let ring = try KeyRing(importing: lend(groupKeys))
+                let ring = try KeyRing(importing: lend(groupKeys), retiredAt: metadata.retiredAt ?? [])
                 var fileKeys: [String: FileKeyRing] = [:]
                 for entry in fileKeyRanges {
                     fileKeys[entry.app] = try FileKeyRing(importing: lend(entry.keys))
@@ -100,7 +106,9 @@ struct KeyStore {
     func save(_ contents: Contents) throws(AgentStateError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let meta = (try? Array(encoder.encode(contents.metadata))) ?? Array("{}".utf8)
+        var metadata = contents.metadata
+        metadata.retiredAt = contents.ring.retiredAt
+        let meta = (try? Array(encoder.encode(metadata))) ?? Array("{}".utf8)
         let apps = contents.fileKeys.keys.sorted()
         // Sized up front: the array never grows, so no copy of key bytes is left in freed memory.
         let entry = 4 + GroupKey.byteCount

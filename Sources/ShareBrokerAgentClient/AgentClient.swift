@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ShareBroker
 import ShareBrokerAgentProtocol
+import ShareBrokerPOSIX
 import Synchronization
 import ShareBrokerCrypto
 
@@ -200,6 +201,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
             throw .wrongApp(expected: expected, identified: welcome.app)
         }
         // Keys come only when asked for after the welcome (docs/FORMATS.md, "Agent protocol").
+        // Before they arrive, this process stops being dumpable: other processes of its user
+        // can then neither ptrace it nor read its memory through /proc (issue 13, item 10).
+        ProcessHardening.denyInspection()
         try socket.write(AgentFrame(type: .keyRequest, body: []))
         var keys = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
         defer { Zeroize.zero(&keys.body) }
@@ -247,8 +251,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         do {
             result = try KeyRingMessage.withEntries(in: body) { group, files in
                 guard !group.isEmpty else { return .success(nil) }
+                let retiredAt = KeyRingMessage.retirementTimes(in: body)
                 return Result { () throws(SealingError) -> (ring: KeyRing, fileKeys: FileKeyRing)? in
-                    (try KeyRing(importing: group), try FileKeyRing(importing: files))
+                    (try KeyRing(importing: group, retiredAt: retiredAt), try FileKeyRing(importing: files))
                 }
             }
         } catch {

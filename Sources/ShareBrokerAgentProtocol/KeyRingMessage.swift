@@ -7,17 +7,22 @@ import ShareBrokerCrypto
 ///
 /// ```
 /// marker 0x82 | n (1 byte, 0 ... 16) | n × (key id u32, 32 key bytes)       the group's keys
+///             | n × retired at (u64, Unix seconds)                           one per group key
 ///             | m (u16, 0 ... 4096)  | m × (key id u32, 32 key bytes)       this app's file keys
 /// ```
 ///
-/// The first group key seals, the others (newest first) open only; the file keys are the
+/// The first group key seals, the others (newest first) open only; each group key's retirement
+/// time is 0 for the first (current) key and, for each other key, when it stopped being current
+/// (``KeyRing/retiredAt``: an old key opens only version 2 envelopes sealed before then). The
+/// file keys are the
 /// receiving app's own generations, newest (the one that seals) first, never another app's.
 /// `n == 0` (and then `m == 0`) means "you are not entitled to keys: drop the ones you hold".
 ///
-/// The marker is over 16, so a format 1 reader (whose first byte is the key count, at most 16)
-/// refuses a format 2 body rather than misreading it; a format 2 reader refuses a format 1
-/// body (first byte 1 ... 16) with ``FrameError/invalidBody(_:)`` saying to update the agent,
-/// and reads the format 1 "no keys" body (`[0]`) as "drop your keys", which is always safe.
+/// The marker is over 16, so a format 1 reader (whose first byte is the key count, at most 16,
+/// followed by the keys and optionally their retirement times) refuses a format 2 body rather
+/// than misreading it; a format 2 reader refuses a format 1 body (first byte 1 ... 16) with
+/// ``FrameError/invalidBody(_:)`` saying to update the agent, and reads the format 1 "no keys"
+/// body (`[0]`) as "drop your keys", which is always safe.
 public enum KeyRingMessage {
     /// Bytes per key.
     public static let keyLength = 32
@@ -51,7 +56,7 @@ public enum KeyRingMessage {
         guard body.count >= 2 else { throw .invalidBody("a key frame needs a group key count") }
         let groupCount = Int(body[1])
         guard groupCount <= maxKeys else { throw .invalidBody("a key frame holds at most \(maxKeys) group keys, not \(groupCount)") }
-        let fileCountOffset = 2 + groupCount * (4 + keyLength)
+        let fileCountOffset = 2 + groupCount * (4 + keyLength + 8)
         guard body.count >= fileCountOffset + 2 else {
             throw .invalidBody("a key frame of \(groupCount) group keys is truncated (\(body.count) bytes)")
         }
@@ -88,18 +93,37 @@ public enum KeyRingMessage {
         UInt32(body[offset]) << 24 | UInt32(body[offset + 1]) << 16 | UInt32(body[offset + 2]) << 8 | UInt32(body[offset + 3])
     }
 
+    /// The retirement times of the group keys after the first (Unix seconds) in a format 2 body
+    /// that ``withEntries(in:_:)`` accepted; empty for "no keys" or a body it refuses.
+    public static func retirementTimes(in body: [UInt8]) -> [UInt64] {
+        guard body.count >= 2, body[0] == formatMarker else { return [] }
+        let groupCount = Int(body[1])
+        guard groupCount > 1, groupCount <= maxKeys else { return [] }
+        let timesStart = 2 + groupCount * (4 + keyLength)
+        guard body.count >= timesStart + groupCount * 8 else { return [] }
+        return (1..<groupCount).map { index in
+            let offset = timesStart + index * 8
+            return body[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+    }
+
     /// Builds a body from lent keys: the group's (at most ``maxKeys``; more are left out, oldest
-    /// first) and the receiving app's own file keys (at most ``maxFileKeys``, newest first). Give
-    /// both or neither. The caller must zero the returned array (and the frame built from it)
-    /// after sending.
-    public static func body(group: [Entry], files: [Entry]) -> [UInt8] {
+    /// first) with the retirement times of those after the first (``KeyRing/retiredAt``; missing
+    /// ones are written as 0, which opens no version 2 envelope), and the receiving app's own file
+    /// keys (at most ``maxFileKeys``, newest first). Give both key lists or neither. The caller
+    /// must zero the returned array (and the frame built from it) after sending.
+    public static func body(group: [Entry], retiredAt: [UInt64], files: [Entry]) -> [UInt8] {
         let keptGroup = group.prefix(maxKeys)
         let keptFiles = files.prefix(maxFileKeys)
         var out = [UInt8]()
-        out.reserveCapacity(4 + (keptGroup.count + keptFiles.count) * (4 + keyLength))
+        out.reserveCapacity(4 + keptGroup.count * (4 + keyLength + 8) + keptFiles.count * (4 + keyLength))
         out.append(formatMarker)
         out.append(UInt8(keptGroup.count))
         for key in keptGroup { append(key, to: &out) }
+        for index in keptGroup.indices {
+            let time: UInt64 = index == 0 ? 0 : (index - 1 < retiredAt.count ? retiredAt[index - 1] : 0)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: time >> UInt64(shift))) }
+        }
         out.append(UInt8(truncatingIfNeeded: keptFiles.count >> 8))
         out.append(UInt8(truncatingIfNeeded: keptFiles.count))
         for key in keptFiles { append(key, to: &out) }

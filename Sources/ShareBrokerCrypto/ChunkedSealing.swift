@@ -33,16 +33,18 @@ package enum ChunkedSealing {
 
     /// Seals `plaintext` (any size up to the cap) as a chunked envelope under `key`.
     package static func seal(key: UnsafeRawPointer, keyID: UInt32, typeBytes: UnsafeRawBufferPointer,
-                     plaintext: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
+                             sealedAt: UInt64, sealerBytes: UnsafeRawBufferPointer,
+                             plaintext: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
         let chunkSize = EnvelopeFormat.chunkSize
         let chunks = EnvelopeFormat.chunkCount(plaintextCount: plaintext.count)
-        let headerLength = EnvelopeFormat.headerLength(itemTypeLength: typeBytes.count)
+        let headerLength = EnvelopeFormat.headerLength(itemTypeLength: typeBytes.count, sealerLength: sealerBytes.count)
         let total = headerLength + plaintext.count + chunks * EnvelopeFormat.chunkOverhead
         return try withStreamKey(key: key) { (streamKey) throws(SealingError) -> [UInt8] in
             try withState { (state) throws(SealingError) -> [UInt8] in
                 try [UInt8](unsafeUninitializedCapacity: total) { (buffer, initialized) throws(SealingError) in
                     guard let out = UnsafeMutableRawPointer(buffer.baseAddress) else { throw .outOfSecureMemory }
-                    let nonceOffset = EnvelopeHeader.write(kind: .chunked, keyID: keyID, typeBytes: typeBytes, to: out)
+                    let nonceOffset = EnvelopeHeader.write(kind: .chunked, keyID: keyID, typeBytes: typeBytes,
+                                                          sealedAt: sealedAt, sealerBytes: sealerBytes, to: out)
                     SecretStream.initPush(state, header: out + nonceOffset, key: streamKey)
                     var input = plaintext.baseAddress
                     var output = out + headerLength

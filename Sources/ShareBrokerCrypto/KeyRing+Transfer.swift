@@ -32,7 +32,11 @@ extension KeyRing {
     ///
     /// - Throws: ``SealingError/invalidKeyLength`` if there is no key, a key is not 32 bytes, or
     ///   two keys share an id; ``SealingError/sodiumInitFailed``; ``SealingError/outOfSecureMemory``.
-    public convenience init(importing keys: [LentKey]) throws(SealingError) {
+    ///
+    /// `retiredAt` holds, for each key after the first, when it stopped being current (Unix
+    /// seconds; ``KeyRing/retiredAt`` on the custodian's side); a missing time counts as 0, so
+    /// that key opens no version 2 item (fail closed).
+    public convenience init(importing keys: [LentKey], retiredAt: [UInt64] = []) throws(SealingError) {
         try Sodium.ensureInitialized()
         guard !keys.isEmpty, Set(keys.map(\.id)).count == keys.count else { throw .invalidKeyLength }
         var boxes: [KeyBox] = []
@@ -40,6 +44,6 @@ extension KeyRing {
         for key in keys {
             boxes.append(KeyBox(key: try GroupKey(id: key.id, importing: key.bytes), nonces: .shared))
         }
-        self.init(current: boxes[0], previous: Array(boxes.dropFirst()))
+        self.init(current: boxes[0], previous: Array(boxes.dropFirst()), retiredAt: retiredAt)
     }
 }

@@ -16,11 +16,20 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
     public let itemType: String
     /// The plaintext (authenticated).
     public var plaintext: [UInt8]
+    /// When the item was sealed, in Unix seconds (wall clock, authenticated); `nil` for a
+    /// legacy (version 1) item, which carries no time.
+    public let sealedAt: UInt64?
+    /// The id of the app that sealed the item (authenticated; empty if the sealer named none);
+    /// `nil` for a legacy (version 1) item. Only an app holding the group key could have
+    /// written it: it is what the sealing process claimed, vouched for by the key.
+    public let sealer: String?
 
     /// Creates an opened item.
-    public init(itemType: String, plaintext: [UInt8]) {
+    public init(itemType: String, plaintext: [UInt8], sealedAt: UInt64? = nil, sealer: String? = nil) {
         self.itemType = itemType
         self.plaintext = plaintext
+        self.sealedAt = sealedAt
+        self.sealer = sealer
     }
 
     /// Zeroes the plaintext's memory (`sodium_memzero`) and empties it. Call when done with it.
@@ -30,12 +39,30 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
     }
 
     /// The type and the byte count; never the plaintext.
-    public var description: String { "OpenedItem(itemType: \(itemType), \(plaintext.count) bytes)" }
+    public var description: String {
+        "OpenedItem(itemType: \(itemType), \(plaintext.count) bytes, sealer: \(sealer ?? "-"), sealedAt: \(sealedAt.map(String.init) ?? "-"))"
+    }
     /// Same as ``description``: the type and the byte count, never the plaintext.
     public var debugDescription: String { description }
     /// A mirror with the type and the byte count only, so `dump` does not print the plaintext.
     public var customMirror: Mirror {
-        Mirror(self, children: ["itemType": itemType, "byteCount": plaintext.count], displayStyle: .struct)
+        Mirror(self, children: ["itemType": itemType, "byteCount": plaintext.count, "sealer": sealer as Any,
+                                "sealedAt": sealedAt as Any], displayStyle: .struct)
+    }
+}
+
+/// The wall clock that seal times and key retirement times are read from: Unix seconds (UTC).
+///
+/// A wall clock, not a monotonic one: a seal time must be comparable across processes (the
+/// agent retires a key, apps seal and open) and across reboots (a sealed item can outlive a
+/// reboot in the host pasteboard file); `CLOCK_MONOTONIC` and `CLOCK_BOOTTIME` restart at every
+/// boot. Only root can set the wall clock; see `docs/THREAT-MODEL.md` for what setting it does.
+public enum SealClock {
+    /// Now, in whole Unix seconds (0 if the clock reads before 1970).
+    public static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return spec.tv_sec > 0 ? UInt64(spec.tv_sec) : 0
     }
 }
 
@@ -63,11 +90,21 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     package let current: KeyBox
     /// Older keys, newest first, kept for opening.
     package let previous: [KeyBox]
+    /// When each of ``previous`` stopped being current (Unix seconds), in the same order; 0
+    /// when the time is unknown (a ring from an older custodian), which opens no version 2 item.
+    public let retiredAt: [UInt64]
     private let wipedFlag = Atomic<Bool>(false)
 
-    package init(current: KeyBox, previous: [KeyBox]) {
+    /// How long after a key's retirement a version 2 item sealed under it still opens, in
+    /// seconds: the time a rotated ring takes to reach every app (milliseconds on one machine)
+    /// and the rounding of both times to whole seconds. A deauthorized app that kept the key can
+    /// forge items for at most this long after the rotation.
+    public static let retiredKeyGraceSeconds: UInt64 = 5
+
+    package init(current: KeyBox, previous: [KeyBox], retiredAt: [UInt64] = []) {
         self.current = current
         self.previous = previous
+        self.retiredAt = previous.indices.map { $0 < retiredAt.count ? retiredAt[$0] : 0 }
     }
 
     /// A ring of one fresh random key with a random 32-bit id.
@@ -107,23 +144,28 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// opening. `keepingRecent` below zero counts as zero. This ring is unchanged.
     ///
     /// - Throws: ``SealingError/wiped`` if this ring was wiped; ``SealingError/outOfSecureMemory``.
-    public func rotated(keepingRecent: Int = 4) throws(SealingError) -> KeyRing {
+    /// The key that was current is recorded as retired at `now` (default: ``SealClock/now()``);
+    /// it opens only version 2 items sealed by then (plus ``retiredKeyGraceSeconds``).
+    public func rotated(keepingRecent: Int = 4, at now: UInt64 = SealClock.now()) throws(SealingError) -> KeyRing {
         guard !isWiped else { throw .wiped }
         let taken = Set(keyIDs)
         var id = randombytes_random()
         while taken.contains(id) { id = randombytes_random() }
-        return try rotated(to: GroupKey.generate(id: id), keepingRecent: keepingRecent)
+        return try rotated(to: GroupKey.generate(id: id), keepingRecent: keepingRecent, at: now)
     }
 
     /// A new ring whose current key is `key` (delivered by a custodian); this ring's keys are
     /// kept as in ``rotated(keepingRecent:)``, except any with `key`'s id, which it replaces.
     ///
     /// - Throws: ``SealingError/wiped`` if this ring was wiped.
-    public func rotated(to key: consuming GroupKey, keepingRecent: Int = 4) throws(SealingError) -> KeyRing {
+    /// The key that was current is recorded as retired at `now`.
+    public func rotated(to key: consuming GroupKey, keepingRecent: Int = 4,
+                        at now: UInt64 = SealClock.now()) throws(SealingError) -> KeyRing {
         guard !isWiped else { throw .wiped }
         let newID = key.id
-        let kept = ([current] + previous).filter { $0.id != newID }.prefix(max(0, keepingRecent))
-        return KeyRing(current: KeyBox(key: key, nonces: current.nonces), previous: Array(kept))
+        let kept = zip([current] + previous, [now] + retiredAt).filter { $0.0.id != newID }.prefix(max(0, keepingRecent))
+        return KeyRing(current: KeyBox(key: key, nonces: current.nonces), previous: kept.map(\.0),
+                       retiredAt: kept.map(\.1))
     }
 
     // MARK: Sealing
@@ -134,16 +176,24 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// - Throws: ``SealingError/tooLarge(size:limit:)`` over ``EnvelopeFormat/maxPlaintextSize``;
     ///   ``SealingError/itemTypeTooLong(length:limit:)``; ``SealingError/wiped``;
     ///   ``SealingError/outOfSecureMemory``.
-    public func seal(_ plaintext: [UInt8], itemType: String) throws(SealingError) -> [UInt8] {
+    ///
+    /// The envelope (version 2) binds, in its authenticated header, `sealer` (the sealing app's
+    /// id, at most ``EnvelopeFormat/maxSealerLength`` UTF-8 bytes; empty names nobody) and
+    /// `sealedAt` (Unix seconds; default now).
+    public func seal(_ plaintext: [UInt8], itemType: String, sealer: String = "",
+                     sealedAt: UInt64 = SealClock.now()) throws(SealingError) -> [UInt8] {
         let result: Result<[UInt8], SealingError> = plaintext.withUnsafeBytes { bytes in
-            Result { () throws(SealingError) -> [UInt8] in try seal(bytes, itemType: itemType) }
+            Result { () throws(SealingError) -> [UInt8] in
+                try seal(bytes, itemType: itemType, sealer: sealer, sealedAt: sealedAt)
+            }
         }
         return try result.get()
     }
 
     /// Seals the bytes in `plaintext` as an item of `itemType`; see ``seal(_:itemType:)-([UInt8],_)``.
     /// The bytes are only read.
-    public func seal(_ plaintext: UnsafeRawBufferPointer, itemType: String) throws(SealingError) -> [UInt8] {
+    public func seal(_ plaintext: UnsafeRawBufferPointer, itemType: String, sealer: String = "",
+                     sealedAt: UInt64 = SealClock.now()) throws(SealingError) -> [UInt8] {
         guard plaintext.count <= EnvelopeFormat.maxPlaintextSize else {
             throw .tooLarge(size: plaintext.count, limit: EnvelopeFormat.maxPlaintextSize)
         }
@@ -151,40 +201,61 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         guard utf8.count <= EnvelopeFormat.maxItemTypeLength else {
             throw .itemTypeTooLong(length: utf8.count, limit: EnvelopeFormat.maxItemTypeLength)
         }
-        let contiguous = utf8.withContiguousStorageIfAvailable { type in
-            Result { () throws(SealingError) -> [UInt8] in try seal(plaintext, typeBytes: UnsafeRawBufferPointer(type)) }
+        guard sealer.utf8.count <= EnvelopeFormat.maxSealerLength else {
+            throw .sealerTooLong(length: sealer.utf8.count, limit: EnvelopeFormat.maxSealerLength)
+        }
+        return try Self.withUTF8(itemType) { (type) throws(SealingError) -> [UInt8] in
+            try Self.withUTF8(sealer) { (sealerBytes) throws(SealingError) -> [UInt8] in
+                try seal(plaintext, typeBytes: type, sealerBytes: sealerBytes, sealedAt: sealedAt)
+            }
+        }
+    }
+
+    /// Runs `body` with the UTF-8 bytes of `string`, without a copy for native strings.
+    @inline(__always)
+    private static func withUTF8<R>(_ string: String,
+                                    _ body: (UnsafeRawBufferPointer) throws(SealingError) -> R) throws(SealingError) -> R {
+        let contiguous = string.utf8.withContiguousStorageIfAvailable { bytes in
+            Result { () throws(SealingError) -> R in try body(UnsafeRawBufferPointer(bytes)) }
         }
         if let contiguous { return try contiguous.get() }
-        let copy = Array(utf8)
-        let result: Result<[UInt8], SealingError> = copy.withUnsafeBytes { type in
-            Result { () throws(SealingError) -> [UInt8] in try seal(plaintext, typeBytes: type) }
+        let copy = Array(string.utf8)
+        let result: Result<R, SealingError> = copy.withUnsafeBytes { bytes in
+            Result { () throws(SealingError) -> R in try body(bytes) }
         }
         return try result.get()
     }
 
     /// Seals with raw type bytes (not checked for UTF-8: tests use this to forge types).
-    package func seal(_ plaintext: UnsafeRawBufferPointer, typeBytes: UnsafeRawBufferPointer) throws(SealingError) -> [UInt8] {
+    package func seal(_ plaintext: UnsafeRawBufferPointer, typeBytes: UnsafeRawBufferPointer,
+                      sealerBytes: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+                      sealedAt: UInt64 = SealClock.now()) throws(SealingError) -> [UInt8] {
         guard plaintext.count <= EnvelopeFormat.maxPlaintextSize else {
             throw .tooLarge(size: plaintext.count, limit: EnvelopeFormat.maxPlaintextSize)
         }
         guard typeBytes.count <= EnvelopeFormat.maxItemTypeLength else {
             throw .itemTypeTooLong(length: typeBytes.count, limit: EnvelopeFormat.maxItemTypeLength)
         }
+        guard sealerBytes.count <= EnvelopeFormat.maxSealerLength else {
+            throw .sealerTooLong(length: sealerBytes.count, limit: EnvelopeFormat.maxSealerLength)
+        }
         guard !wipedFlag.load(ordering: .relaxed) else { throw .wiped }
         let box = current
         let keyID = box.id
         if plaintext.count > EnvelopeFormat.chunkingThreshold {
             return try box.withKey { (key) throws(SealingError) -> [UInt8] in
-                try ChunkedSealing.seal(key: key, keyID: keyID, typeBytes: typeBytes, plaintext: plaintext)
+                try ChunkedSealing.seal(key: key, keyID: keyID, typeBytes: typeBytes, sealedAt: sealedAt,
+                                        sealerBytes: sealerBytes, plaintext: plaintext)
             }
         }
-        let headerLength = EnvelopeFormat.headerLength(itemTypeLength: typeBytes.count)
+        let headerLength = EnvelopeFormat.headerLength(itemTypeLength: typeBytes.count, sealerLength: sealerBytes.count)
         let total = headerLength + plaintext.count + EnvelopeFormat.tagLength
         return try box.withKey { (key) throws(SealingError) -> [UInt8] in
             let reservation = box.nonces.reserve()
             return try box.withSubkey(key: key, epoch: reservation.epoch) { (subkey) throws(SealingError) -> [UInt8] in
                 try Self.makeBytes(count: total) { out in
-                    let nonceOffset = EnvelopeHeader.write(kind: .singleShot, keyID: keyID, typeBytes: typeBytes, to: out)
+                    let nonceOffset = EnvelopeHeader.write(kind: .singleShot, keyID: keyID, typeBytes: typeBytes,
+                                                                          sealedAt: sealedAt, sealerBytes: sealerBytes, to: out)
                     reservation.epoch._withUnsafeGuaranteedRef {
                         $0.writeNonce(counter: reservation.counter, to: out + nonceOffset)
                     }
@@ -221,13 +292,22 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// Opens an envelope sealed under any key this ring holds.
     ///
     /// Checks, in order: size (before reading a byte), magic, version, kind, length of every
-    /// header field, key id, then authenticity of the whole item (header included).
+    /// header field, key id, authenticity of the whole item (header included), then whether the
+    /// key may vouch for it: the current key opens every authentic item; a retired (previous)
+    /// key opens only a version 2 item whose authenticated seal time is at most
+    /// ``retiredKeyGraceSeconds`` after the key's retirement (``retiredAt``). Anything else
+    /// sealed under a retired key could have been sealed by an app that kept the key after it
+    /// lost its entitlement, so it is refused: ``SealingError/sealedAfterKeyRetired(keyID:sealedAt:retiredAt:)``
+    /// for a version 2 item, ``SealingError/legacyItemUnderRetiredKey(keyID:)`` for a version 1
+    /// item (it carries no time to check).
     ///
     /// - Throws: ``SealingError/tooLarge(size:limit:)``, ``SealingError/badMagic``,
     ///   ``SealingError/unsupportedVersion(_:)``, ``SealingError/unsupportedKind(_:)``,
     ///   ``SealingError/truncated``, ``SealingError/unknownKey(id:)``,
     ///   ``SealingError/authenticationFailed``, ``SealingError/invalidItemType``,
-    ///   ``SealingError/wiped``.
+    ///   ``SealingError/invalidSealer``, ``SealingError/wiped``,
+    ///   ``SealingError/sealedAfterKeyRetired(keyID:sealedAt:retiredAt:)``,
+    ///   ``SealingError/legacyItemUnderRetiredKey(keyID:)``.
     public func open(_ envelope: [UInt8]) throws(SealingError) -> OpenedItem {
         guard envelope.count <= EnvelopeFormat.maxEnvelopeSize else {
             throw .tooLarge(size: envelope.count, limit: EnvelopeFormat.maxEnvelopeSize)
@@ -245,7 +325,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         }
         guard !wipedFlag.load(ordering: .relaxed) else { throw .wiped }
         let header = try EnvelopeHeader.parse(envelope)
-        guard let box = box(for: header.keyID) else { throw .unknownKey(id: header.keyID) }
+        guard let (box, retired) = box(for: header.keyID) else { throw .unknownKey(id: header.keyID) }
         guard let base = envelope.baseAddress else { throw .truncated }
         let aad = UnsafeRawBufferPointer(start: base, count: header.length)
         let body = UnsafeRawBufferPointer(rebasing: envelope[header.length...])
@@ -278,11 +358,33 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 try ChunkedSealing.open(key: key, header: aad, nonce: nonce, body: body)
             }
         }
+        if let retired {
+            // Authentic, under a key that is no longer current: only what was sealed before the
+            // key's retirement (and a version 1 item has no time to tell).
+            let refusal: SealingError? = if let sealedAt = header.sealedAt {
+                sealedAt > retired &+ Self.retiredKeyGraceSeconds
+                    ? .sealedAfterKeyRetired(keyID: header.keyID, sealedAt: sealedAt, retiredAt: retired) : nil
+            } else {
+                .legacyItemUnderRetiredKey(keyID: header.keyID)
+            }
+            if let refusal {
+                plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+                throw refusal
+            }
+        }
         guard let itemType = Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange])) else {
             plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
             throw .invalidItemType
         }
-        return OpenedItem(itemType: itemType, plaintext: plaintext)
+        var sealer: String?
+        if header.sealedAt != nil {
+            guard let decoded = Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.sealerRange])) else {
+                plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+                throw .invalidSealer
+            }
+            sealer = decoded
+        }
+        return OpenedItem(itemType: itemType, plaintext: plaintext, sealedAt: header.sealedAt, sealer: sealer)
     }
 
     /// The item type as a `String`, or `nil` if the bytes are not valid UTF-8.
@@ -312,10 +414,11 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         return base.loadUnaligned(as: UInt32.self) == EnvelopeFormat.magicWord
     }
 
-    /// The box holding key `id`, current first.
-    private func box(for id: UInt32) -> KeyBox? {
-        if current.id == id { return current }
-        return previous.first { $0.id == id }
+    /// The box holding key `id`, current first, and its retirement time (`nil` for the current key).
+    private func box(for id: UInt32) -> (KeyBox, UInt64?)? {
+        if current.id == id { return (current, nil) }
+        guard let index = previous.firstIndex(where: { $0.id == id }) else { return nil }
+        return (previous[index], retiredAt[index])
     }
 
     // MARK: Wiping

@@ -46,6 +46,21 @@ public enum SealingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The authenticated item type is not valid UTF-8 (the sealer was not this library).
     /// Discard the item.
     case invalidItemType
+    /// The authenticated sealer (app id) of a version 2 item is not valid UTF-8 (the sealer was
+    /// not this library). Discard the item.
+    case invalidSealer
+    /// The sealer (app id) is longer than ``EnvelopeFormat/maxSealerLength`` UTF-8 bytes; nothing
+    /// was sealed. Use a shorter app id.
+    case sealerTooLong(length: Int, limit: Int)
+    /// The item is authentic under key `keyID`, but that key had been retired (rotated out) at
+    /// `retiredAt` and the item says it was sealed later, at `sealedAt` (Unix seconds): only an
+    /// app that kept the key after losing its entitlement seals with it then. Refused as forged;
+    /// discard it and do not trust its content or its claimed sealer.
+    case sealedAfterKeyRetired(keyID: UInt32, sealedAt: UInt64, retiredAt: UInt64)
+    /// The item is a legacy (version 1) item, which carries no seal time, under key `keyID`,
+    /// which is no longer current: it cannot be told from one forged with the retired key, so it
+    /// is refused. Copy the content again from its source.
+    case legacyItemUnderRetiredKey(keyID: UInt32)
 
     /// What went wrong and what to do, in one line (no key bytes, no plaintext).
     public var description: String {
@@ -78,6 +93,14 @@ public enum SealingError: Error, Sendable, Hashable, CustomStringConvertible {
             "the item type is \(length) UTF-8 bytes, over the \(limit)-byte limit; use a shorter type identifier"
         case .invalidItemType:
             "the sealed item's type is not valid UTF-8; discard the item"
+        case .invalidSealer:
+            "the sealed item's sealer (app id) is not valid UTF-8; discard the item"
+        case .sealerTooLong(let length, let limit):
+            "the sealer (app id) is \(length) UTF-8 bytes, over the \(limit)-byte limit; nothing was sealed, use a shorter app id"
+        case .sealedAfterKeyRetired(let id, let sealedAt, let retiredAt):
+            "the sealed item is refused as forged: key \(KeyIDFormat.hex(id)) was retired at \(retiredAt) (Unix seconds) and the item claims it was sealed later, at \(sealedAt); only an app that kept a revoked key does that, discard it"
+        case .legacyItemUnderRetiredKey(let id):
+            "the sealed item is a version 1 item (no seal time) under key \(KeyIDFormat.hex(id)), which has been retired; it cannot be told from a forgery and is refused, copy the content again"
         }
     }
 }

@@ -37,21 +37,62 @@ package enum Sodium {
 /// A process-wide counter that changes in every fork child, before the child runs any code of
 /// its own.
 ///
-/// The child handler does one relaxed atomic add: async-signal-safe, no allocation, no lock.
+/// Two detectors feed it:
+/// * a `pthread_atfork` child handler (one relaxed atomic add: async-signal-safe, no allocation,
+///   no lock), for every `fork` made through the C library;
+/// * a canary word in a page marked `MADV_WIPEONFORK`, which the kernel zeroes in every child of
+///   any kind (a raw `clone` or `fork` system call that skips the C library's handlers, a VM
+///   snapshot restored twice with the kernel's wipe-on-fork semantics): a reader that finds it
+///   zero re-arms it and bumps the counter. One load and a predictable branch per read.
+///
 /// Readers compare the value they recorded with the current one; a difference means "this is a
 /// fork child: whatever you cached about the parent's nonces or threads is void".
 package enum ForkGeneration {
     private static let value = Atomic<UInt64>(0)
     private static let registered = Atomic<Bool>(false)
 
+    /// The canary word (`nil` when the kernel has no `MADV_WIPEONFORK`, before Linux 4.14: the
+    /// `pthread_atfork` handler is then the only detector). Mapped once, never unmapped.
+    nonisolated(unsafe) private static let canary: UnsafeMutablePointer<UInt64>? = {
+        let size = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard size > 0 else { return nil }
+        let page = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let page, page != MAP_FAILED else { return nil }
+        // MADV_WIPEONFORK (Linux 4.14+; not exported by Glibc's Swift module).
+        guard madvise(page, size, 18) == 0 else {
+            munmap(page, size)
+            return nil
+        }
+        let word = page.bindMemory(to: UInt64.self, capacity: 1)
+        sb_fork_canary_arm(word)
+        return word
+    }()
+
     /// The current generation (relaxed: only equality with an earlier load matters, and the
     /// child handler runs before any thread of the child could load it).
     @inline(__always)
-    package static var current: UInt64 { value.load(ordering: .relaxed) }
+    package static var current: UInt64 {
+        if let canary, sb_fork_canary_load(canary) == 0 { noticeUnannouncedFork(canary) }
+        return value.load(ordering: .relaxed)
+    }
 
-    /// Registers the `pthread_atfork` child handler once per process.
+    /// The generation as the `pthread_atfork` handler alone counts it (tests show what the
+    /// canary adds).
+    package static var announced: UInt64 { value.load(ordering: .relaxed) }
+
+    /// Whether the wipe-on-fork canary is armed in this process.
+    package static var hasCanary: Bool { canary != nil }
+
+    /// A child the `pthread_atfork` handler did not see: bump once, whoever re-arms first.
+    @inline(never)
+    private static func noticeUnannouncedFork(_ canary: UnsafeMutablePointer<UInt64>) {
+        if sb_fork_canary_rearm(canary) == 1 { value.wrappingAdd(1, ordering: .relaxed) }
+    }
+
+    /// Registers the `pthread_atfork` child handler once per process, and arms the canary.
     package static func registerChildHandler() {
         _ = value.load(ordering: .relaxed) // initialize the global before the handler can run
+        _ = canary
         guard registered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
             return
         }
@@ -61,6 +102,7 @@ package enum ForkGeneration {
     /// Runs in the fork child (and from tests that simulate one).
     package static func childDidFork() {
         value.wrappingAdd(1, ordering: .relaxed)
+        if let canary { sb_fork_canary_arm(canary) }
     }
 }
 

@@ -17,6 +17,9 @@ struct PasteCommand: ParsableCommand {
     @Flag(help: "Act as an unmanaged process: do not ask the agent for keys.")
     var unmanaged = false
 
+    @Flag(help: "For a sealed item, also write the app that sealed it and when (Unix seconds) to standard error.")
+    var origin = false
+
     func run() throws {
         var item: PasteboardItem?
         if unmanaged {
@@ -24,7 +27,12 @@ struct PasteCommand: ParsableCommand {
         } else {
             switch HostSession.open(host) {
             case .success(let session):
-                item = session.broker.paste()
+                let pasted = session.broker.pasteWithOrigin()
+                item = pasted?.item
+                if origin, let pasted, pasted.wasSealed {
+                    HostIO.error("sharebroker paste: sealed by \(pasted.sealer.map { $0.isEmpty ? "(unnamed)" : $0 } ?? "(version 1 item: unknown)")"
+                                 + " at \(pasted.sealedAt.map(String.init) ?? "(unknown)")")
+                }
                 _ = session.confirm(host)
             case .failure(let failure):
                 HostIO.error("sharebroker paste: \(failure); reading clear items only")

@@ -5,6 +5,7 @@ import ShareBrokerAgent
 import ShareBrokerAgentClient
 import ShareBrokerAgentProtocol
 import ShareBrokerPolicyDocument
+import ShareBrokerPOSIX
 
 /// `sharebrokerd`: the secure-services agent. Argument parsing and start-up only; the logic is
 /// in the ShareBrokerAgent library.
@@ -60,6 +61,12 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
     var allowOtherUsers = false
 
+    @Option(help: "Start a new acknowledgment or audit log file past this many bytes (at least 4096).")
+    var logMaxBytes: Int = 16 << 20
+
+    @Option(help: "Old log files kept per log (audit.jsonl.1, ...); 0 keeps none.")
+    var logKeep: Int = 3
+
     @Flag(help: "Do not start: ask the running agent to re-read its device policy and push it.")
     var reload = false
 
@@ -112,6 +119,11 @@ struct ShareBrokerDaemon: ParsableCommand {
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
         configuration.usePeerPidfd = !noPeerPidfd
+        configuration.logMaxBytes = logMaxBytes
+        configuration.logFilesKept = logKeep
+        // Before any key is loaded: other processes of the agent's user can neither ptrace it
+        // nor read its memory through /proc, and it leaves no core dump.
+        ProcessHardening.denyInspection()
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)

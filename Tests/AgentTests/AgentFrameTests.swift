@@ -50,14 +50,36 @@ struct AgentFrameTests {
         }
     }
 
-    /// A format 2 key body: the marker, the group keys, the file keys.
-    static func body(group: [(UInt32, UInt8)], files: [(UInt32, UInt8)]) -> [UInt8] {
+    /// A format 2 key body: the marker, the group keys and their retirement times, the file keys.
+    static func body(group: [(UInt32, UInt8)], files: [(UInt32, UInt8)], times: [UInt64]? = nil) -> [UInt8] {
         func entry(_ key: (UInt32, UInt8)) -> [UInt8] {
             [UInt8(key.0 >> 24), UInt8(truncatingIfNeeded: key.0 >> 16), UInt8(truncatingIfNeeded: key.0 >> 8),
              UInt8(truncatingIfNeeded: key.0)] + [UInt8](repeating: key.1, count: 32)
         }
-        return [KeyRingMessage.formatMarker, UInt8(group.count)] + group.flatMap(entry)
+        let times = (times ?? [UInt64](repeating: 0, count: group.count)).flatMap { time in
+            stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: time >> UInt64($0)) }
+        }
+        return [KeyRingMessage.formatMarker, UInt8(group.count)] + group.flatMap(entry) + times
             + [UInt8(files.count >> 8), UInt8(truncatingIfNeeded: files.count)] + files.flatMap(entry)
+    }
+
+    @Test("Key frames carry each old group key's retirement time; a frame cut short is refused")
+    func keyFrameRetirementTimes() throws {
+        let ring = try KeyRing.generate().rotated(at: 1_000).rotated(at: 2_000)
+        let fileKeys = try FileKeyRing.generate()
+        var body = try ring.exportKeys { group in
+            try? fileKeys.exportKeys { KeyRingMessage.body(group: group, retiredAt: ring.retiredAt, files: $0) }
+        } ?? []
+        defer { Zeroize.zero(&body) }
+        #expect(body.count == 2 + 3 * (4 + 32 + 8) + 2 + 1 * (4 + 32))
+        #expect(KeyRingMessage.retirementTimes(in: body) == [2_000, 1_000])
+        let imported = try KeyRingMessage.withEntries(in: body) { group, _ in
+            try? KeyRing(importing: group, retiredAt: KeyRingMessage.retirementTimes(in: body))
+        }
+        #expect(try #require(imported).retiredAt == [2_000, 1_000])
+        #expect(KeyRingMessage.retirementTimes(in: Self.body(group: [(1, 1), (2, 2)], files: [(3, 3)], times: [0, 77])) == [77])
+        #expect(KeyRingMessage.retirementTimes(in: KeyRingMessage.none).isEmpty)
+        #expect(throws: FrameError.self) { try KeyRingMessage.withEntries(in: Array(body.dropLast())) { $0.count + $1.count } }
     }
 
     @Test("Key frames: counts, lengths and duplicate ids are checked; a ring and the app's file keys survive export and import")
@@ -82,7 +104,9 @@ struct AgentFrameTests {
         let ring = try KeyRing.generate().rotated()
         let fileKeys = try FileKeyRing.generate().advanced()
         let sealed = try ring.seal(Array("hello".utf8), itemType: PasteboardItem.textType)
-        var body = try ring.exportKeys { group in try? fileKeys.exportKeys { KeyRingMessage.body(group: group, files: $0) } } ?? []
+        var body = try ring.exportKeys { group in
+            try? fileKeys.exportKeys { KeyRingMessage.body(group: group, retiredAt: ring.retiredAt, files: $0) }
+        } ?? []
         #expect(body.first == KeyRingMessage.formatMarker)
         let imported = try KeyRingMessage.withEntries(in: body) { group, files in
             (try? KeyRing(importing: group), try? FileKeyRing(importing: files))

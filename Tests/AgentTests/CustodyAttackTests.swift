@@ -341,6 +341,62 @@ if mode == "recycle":
         #expect(root.output.contains("userNotAllowed"))
     }
 
+    // MARK: Item 10: a process with keys cannot be read by its own user
+
+    @Test("A process of the app's own user reads the app's memory through /proc: refused once keys arrive; an ordinary process of that user is readable",
+          .enabled(if: CustodyAttackTests.canMakeUsers, "needs root, useradd, userdel and setpriv to run the app and the reader as one ordinary user"))
+    func sameUserCannotReadAppMemory() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        let user = try TestUser()
+        chmod(h.root, 0o755)
+        let policy = try String(contentsOfFile: h.policyPath, encoding: .utf8).replacingOccurrences(
+            of: #""executable": "\#(h.notes)""#, with: #""executable": "\#(h.notes)", "users": [\#(user.uid)]"#)
+        try policy.write(toFile: h.policyPath, atomically: true, encoding: .utf8)
+        try h.startAgent(arguments: ["--policy", h.policyPath, "--allow-other-users"])
+        defer { h.stopAgent() }
+        func start(_ executable: String, _ arguments: [String], output: String) throws -> Process {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", executable] + arguments
+            process.environment = h.environment
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: output)
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        /// The attacker: `cat /proc/PID/environ` as the same ordinary user.
+        func readEnviron(of pid: Int32) throws -> AgentHarness.Run {
+            try runProcess("/usr/bin/setpriv", ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups",
+                                                "/bin/cat", "/proc/\(pid)/environ"], environment: h.environment)
+        }
+        func owner(of pid: Int32) -> UInt32? {
+            var info = stat()
+            return stat("/proc/\(pid)/environ", &info) == 0 ? info.st_uid : nil
+        }
+
+        // The control: an ordinary process of that user is readable by it.
+        let plain = try start("/bin/sleep", ["30"], output: h.root + "/sleep.out")
+        defer { h.stop(plain) }
+        #expect(h.wait { owner(of: plain.processIdentifier) == user.uid })
+        let control = try readEnviron(of: plain.processIdentifier)
+        #expect(control.status == 0, "the attack works on an unprotected process: \(control.error)")
+
+        // The managed app, once its keys arrived.
+        let watchOutput = h.root + "/watch-user.jsonl"
+        let app = try start(h.notes, ["watch", "--seconds", "30"], output: watchOutput)
+        defer { h.stop(app) }
+        #expect(h.wait { ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").contains(#""event":"keys""#) },
+                "the app got its keys")
+        #expect(owner(of: app.processIdentifier) == 0, "its /proc files are root's")
+        let attack = try readEnviron(of: app.processIdentifier)
+        #expect(attack.status != 0)
+        #expect(attack.error.contains("Permission denied"), "\(attack.error)")
+        #expect(attack.output.isEmpty)
+    }
+
     // MARK: Item 6: registered executables must be the app's own, and safe
 
     @Test("A copied interpreter registered as an app, and a registered binary anyone can write: refused, audited, no keys")

@@ -54,6 +54,13 @@ struct SystemUserDeploymentTests {
         try agent.run()
         defer { kill(agent.processIdentifier, SIGTERM); agent.waitUntilExit() }
         #expect(h.wait { AgentHarness.canConnect(socket) }, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        // The agent is not dumpable: a process of its own user cannot read its memory or
+        // environment through /proc (issue 13, item 10).
+        let peek = try h.run(SystemUsers.setpriv ?? "/usr/bin/setpriv",
+                             ["--reuid=\(agentUser)", "--regid=\(agentUser)", "--clear-groups", "--",
+                              "/bin/cat", "/proc/\(agent.processIdentifier)/environ"])
+        #expect(peek.status != 0)
+        #expect(peek.error.contains("Permission denied"), "\(peek.error)")
 
         func asDesktopUser(_ command: [String], input: String = "") throws -> AgentHarness.Run {
             try h.run(SystemUsers.setpriv ?? "/usr/bin/setpriv",

@@ -53,14 +53,19 @@ final class SealFixture: @unchecked Sendable {
         precondition(try! ring.open(sealedHere).plaintext == plaintext)
     }
 
-    /// A version-1 single-shot envelope (docs/FORMATS.md) written with raw libsodium and a random
-    /// 24-byte nonce.
+    /// A version-2 single-shot envelope (docs/FORMATS.md) written with raw libsodium and a random
+    /// 24-byte nonce, sealed now by `com.acme.bench`.
     static func forgeSingleShot(plaintext: [UInt8], type: String, keyID: UInt32, key: [UInt8]) -> [UInt8] {
         var header: [UInt8] = EnvelopeFormat.magic + [EnvelopeFormat.version, EnvelopeFormat.Kind.singleShot.rawValue]
         header += [UInt8(truncatingIfNeeded: keyID >> 24), UInt8(truncatingIfNeeded: keyID >> 16),
                    UInt8(truncatingIfNeeded: keyID >> 8), UInt8(truncatingIfNeeded: keyID)]
         header.append(UInt8(type.utf8.count))
         header += Array(type.utf8)
+        let now = SealClock.now()
+        header += (0..<8).map { UInt8(truncatingIfNeeded: now >> UInt64(56 - 8 * $0)) }
+        let sealer = Array("com.acme.bench".utf8)
+        header.append(UInt8(sealer.count))
+        header += sealer
         header += randomBytes(EnvelopeFormat.nonceLength)
         var body = [UInt8](repeating: 0, count: plaintext.count + EnvelopeFormat.tagLength)
         let nonceOffset = header.count - EnvelopeFormat.nonceLength

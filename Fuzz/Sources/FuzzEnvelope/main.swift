@@ -8,13 +8,16 @@
 // 0  raw: the rest of the input is opened as an envelope, from an exactly-sized heap copy and
 //    as an array; the two must agree, and must agree with `isSealedEnvelope`.
 // 1  forged single-shot: key choice, item type, nonce and plaintext are read from the input, a
-//    valid envelope is built with raw libsodium under the fixed keys, then mutated as the rest
-//    of the input says. Unmutated, it must open to the same item (or to the exact error an
-//    unknown key or a non-UTF-8 type calls for); mutated, it must not open.
+//    valid version 1 (legacy) envelope is built with raw libsodium under the fixed keys, then
+//    mutated as the rest of the input says. Unmutated, it must open to the same item (or to the
+//    exact error an unknown key, the retired key or a non-UTF-8 type calls for); mutated, it
+//    must not open.
 // 2  forged chunked: the same with `crypto_secretstream_xchacha20poly1305`, up to four chunks,
-//    with the tag of each chunk chosen by the input (a wrong tag must not open).
-// 3  round trip through the public API: `seal` then `open` (above 1 MiB, chunked), then the
-//    mutations; every change must be refused.
+//    with the tag of each chunk chosen by the input (a wrong tag must not open). The one change
+//    that may open is a cut right after the stream's first FINAL chunk when the chunks before it
+//    are full MESSAGE chunks: that is exactly a validly sealed stream (see `forgedChunked`).
+// 3  round trip through the public API: `seal` (version 2) then `open` (above 1 MiB, chunked),
+//    then the mutations; every change must be refused.
 //
 // See Fuzz/README.md for the input layout of each mode.
 
@@ -83,17 +86,20 @@ enum EnvelopeFuzz {
 
     // MARK: Building envelopes with raw libsodium
 
-    /// Key choice: 0 the current key, 1 the previous one, 2 an id the ring does not hold.
-    static func key(_ choice: UInt8) -> (id: UInt32, bytes: [UInt8], known: Bool) {
+    /// Key choice: 0 the current key, 1 the previous (retired) one, 2 an id the ring does not hold.
+    static func key(_ choice: UInt8) -> (id: UInt32, bytes: [UInt8], known: Bool, retired: Bool) {
         switch choice % 3 {
-        case 0: (currentID, currentKey, true)
-        case 1: (previousID, previousKey, true)
-        default: (unknownID, currentKey, false)
+        case 0: (currentID, currentKey, true, false)
+        case 1: (previousID, previousKey, true, true)
+        default: (unknownID, currentKey, false, false)
         }
     }
 
+    /// A legacy (version 1) header up to the nonce: the forged modes build version 1 envelopes
+    /// (the seeds' layout), which open under the current key and are refused under the retired
+    /// one; version 2 envelopes come from the round-trip mode.
     static func header(kind: UInt8, keyID: UInt32, type: [UInt8]) -> [UInt8] {
-        EnvelopeFormat.magic + [EnvelopeFormat.version, kind,
+        EnvelopeFormat.magic + [EnvelopeFormat.legacyVersion, kind,
                                 UInt8(truncatingIfNeeded: keyID >> 24), UInt8(truncatingIfNeeded: keyID >> 16),
                                 UInt8(truncatingIfNeeded: keyID >> 8), UInt8(truncatingIfNeeded: keyID),
                                 UInt8(type.count)] + type
@@ -149,8 +155,8 @@ enum EnvelopeFuzz {
     }
 
     /// Checks the outcome of a forged envelope against what its construction calls for.
-    static func expect(_ outcome: Outcome, mutated: Bool, known: Bool, validTags: Bool, type: [UInt8],
-                       plaintext: [UInt8]) {
+    static func expect(_ outcome: Outcome, mutated: Bool, known: Bool, retired: Bool = false, validTags: Bool,
+                       type: [UInt8], plaintext: [UInt8]) {
         if mutated {
             if case .opened = outcome { fuzzRequire(false, "a mutated envelope opened") }
             return
@@ -163,6 +169,11 @@ enum EnvelopeFuzz {
             if case .opened(let item) = outcome {
                 fuzzRequire(false, "a chunked envelope with a wrong tag opened (\(item.plaintext.count) bytes)")
             }
+            return
+        }
+        guard !retired else {
+            fuzzRequire(outcome == .failed(.legacyItemUnderRetiredKey(keyID: previousID)),
+                        "a version 1 item under the retired key gave \(outcome)")
             return
         }
         guard let text = String(validating: type, as: UTF8.self) else {
@@ -188,8 +199,8 @@ enum EnvelopeFuzz {
         let header = header(kind: 0, keyID: key.id, type: type) + nonce
         let envelope = sealSingleShot(key: key.bytes, header: header, plaintext: plaintext)
         let mutated = mutate(envelope, &input)
-        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, validTags: true, type: type,
-               plaintext: plaintext)
+        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, retired: key.retired,
+               validTags: true, type: type, plaintext: plaintext)
     }
 
     static func forgedChunked(_ input: inout FuzzInput) {
@@ -215,14 +226,36 @@ enum EnvelopeFuzz {
         // A stream is valid when every chunk but the last is full and tagged MESSAGE and the last
         // is tagged FINAL; it then holds the plaintext its chunks hold (dropping the last chunk of
         // a valid stream, or adding an empty FINAL one after a full chunk, can leave it valid).
+        //
+        // So the stream sealed here has at most one valid end: right after its first FINAL chunk,
+        // if every chunk before that one is full and tagged MESSAGE. Cut there, the envelope is
+        // byte for byte the one a sealer holding the key writes for those chunks alone, and it
+        // must open to exactly their plaintext: this harness holds the key, it is the sealer, not
+        // a forger. A mutation can reach that end from a stream that is not valid as sealed (a
+        // FINAL chunk followed by more chunks, refused whole): cutting off the chunks after the
+        // FINAL one is not a forgery. Counting that cut as "a mutated envelope opened" was this
+        // harness's mistake, not the library's (Fuzz/regressions/FuzzEnvelope/
+        // chunked-cut-after-early-final: chunks [FINAL 0x00, MESSAGE empty], cut after the
+        // first). Any other change to the bytes must still be refused.
         let size = EnvelopeFormat.chunkSize
-        let sealedCount = min(count, tags.count * size)
-        let validTags = tags.dropLast().allSatisfy { $0 == tagMessage } && tags.last == tagFinal
-            && (tags.count - 1) * size <= sealedCount
-        let expected = Array(plaintext.prefix(sealedCount))
+        let headerLength = EnvelopeFormat.legacyHeaderLength(itemTypeLength: type.count)
+        var validEnd: (length: Int, plaintextCount: Int)?
+        var end = headerLength
+        for (index, tag) in tags.enumerated() {
+            let chunkStart = min(count, index * size), chunkEnd = min(count, (index + 1) * size)
+            end += chunkEnd - chunkStart + EnvelopeFormat.chunkOverhead
+            if tag == tagFinal { validEnd = (end, chunkEnd) }
+            if tag != tagMessage || chunkEnd - chunkStart != size { break }
+        }
         let mutated = mutate(envelope, &input)
-        expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, validTags: validTags, type: type,
-               plaintext: expected)
+        if let validEnd, mutated.count == validEnd.length, sameBytes(mutated, Array(envelope.prefix(validEnd.length))) {
+            expect(open(mutated), mutated: false, known: key.known, retired: key.retired, validTags: true,
+                   type: type, plaintext: Array(plaintext.prefix(validEnd.plaintextCount)))
+        } else {
+            // Unmutated here means the stream's tags are wrong (a valid stream ends at validEnd).
+            expect(open(mutated), mutated: !sameBytes(mutated, envelope), known: key.known, retired: key.retired,
+                   validTags: false, type: type, plaintext: [])
+        }
     }
 
     static func roundTrip(_ input: inout FuzzInput) {

@@ -1,4 +1,4 @@
-// Linux socket glue the agent and its client need and Glibc's Swift module does not export
+// Linux socket and process glue the agent and its client need and Glibc's Swift module does not export
 // without _GNU_SOURCE: struct ucred (SO_PEERCRED, SCM_CREDENTIALS), SO_PASSCRED, SO_PEERPIDFD,
 // pidfd_open and pidfd_send_signal. Plain C over the kernel's own structures: nothing here is
 // copied by hand into Swift.
@@ -44,5 +44,12 @@ int sbs_accept(int listener);
 
 /// An eventfd (EFD_CLOEXEC, and EFD_NONBLOCK when nonblocking is 1), or -1 with errno.
 int sbs_eventfd(int nonblocking);
+
+/// prctl(PR_SET_DUMPABLE, 0): no core dump, no ptrace and no /proc/PID/mem, environ or fd
+/// for processes of the same user (the process's /proc files become root's). 0, or -1 with errno.
+int sbs_deny_inspection(void);
+
+/// prctl(PR_GET_DUMPABLE): 1 when dumpable, 0 when not, -1 with errno.
+int sbs_dumpable(void);
 
 #endif

@@ -58,26 +58,102 @@ public struct CopyResult: Sendable, Hashable {
     public var decision: CopyDecision
 }
 
+/// How old a sealed item may be when it is pasted (item 8 of issue 13: an old sealed item put
+/// back on the pasteboard is a replay). Times are the envelope's authenticated seal time and the
+/// wall clock (ShareBrokerCrypto's `SealClock`), in seconds.
+public struct SealedItemLimits: Sendable, Hashable {
+    /// The default maximum age: 24 hours.
+    public static let defaultMaximumAge: UInt64 = 86_400
+    /// The default tolerance for a seal time in the future: 5 minutes.
+    public static let defaultFutureTolerance: UInt64 = 300
+
+    /// A version 2 item sealed longer ago than this is refused on paste (rule `sealedItemTooOld`).
+    public var maximumAge: UInt64
+    /// A version 2 item claiming a seal time more than this far in the future is refused
+    /// (rule `sealedItemFromTheFuture`): only a key holder with a wrong clock, or one trying to
+    /// outlive ``maximumAge``, writes one.
+    public var futureTolerance: UInt64
+
+    /// Creates limits (defaults: 24 h, 5 min).
+    public init(maximumAge: UInt64 = defaultMaximumAge, futureTolerance: UInt64 = defaultFutureTolerance) {
+        self.maximumAge = maximumAge
+        self.futureTolerance = futureTolerance
+    }
+}
+
+/// What a paste read: the item, and for a sealed item who sealed it and when (both
+/// authenticated by the group key).
+public struct PastedItem: Sendable, Hashable {
+    /// The item's type and plaintext bytes.
+    public var item: PasteboardItem
+    /// Whether the item came from a sealed (SecureCopy) envelope.
+    public var wasSealed: Bool
+    /// The id of the app that sealed it (empty if it named none); `nil` for a clear item or a
+    /// legacy (version 1) sealed item. Apps may show it, or refuse items from apps they do not trust.
+    public var sealer: String?
+    /// When it was sealed, in Unix seconds; `nil` for a clear item or a legacy sealed item.
+    public var sealedAt: UInt64?
+
+    /// Creates a pasted item.
+    public init(item: PasteboardItem, wasSealed: Bool, sealer: String? = nil, sealedAt: UInt64? = nil) {
+        self.item = item
+        self.wasSealed = wasSealed
+        self.sealer = sealer
+        self.sealedAt = sealedAt
+    }
+}
+
 /// Reading the general pasteboard: clear items as they are, sealed items only with the group keys.
 package enum PasteboardReader {
     /// The first item on `items` that a reader holding `keyRing` (or none) can read, in plaintext.
-    /// A sealed item that does not open (no keys, a key the ring lacks, tampering) reads as
-    /// nothing and the next item is tried: a desktop clipboard offers a SecureCopy item's sealed
-    /// representations followed by the placeholder text, which is what an app that may not open
-    /// them pastes (like any unmanaged app). Items only sealed read as nothing.
+    /// A sealed item that does not open (no keys, a key the ring lacks, tampering, sealed under a
+    /// retired key after its retirement, too old) reads as nothing and the next item is tried: a
+    /// desktop clipboard offers a SecureCopy item's sealed representations followed by the
+    /// placeholder text, which is what an app that may not open them pastes (like any unmanaged
+    /// app). Items only sealed read as nothing.
     ///
     /// With `clearItems` false (paste-in from managed apps only, for an item this app did not
     /// write) clear items are skipped: only sealed items can be read.
     public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true) -> PasteboardItem? {
+        readable(items, keyRing: keyRing, clearItems: clearItems, now: SealClock.now(), limits: SealedItemLimits()).item?.item
+    }
+
+    /// As ``readable(_:keyRing:clearItems:)``, at wall-clock time `now` (Unix seconds) under
+    /// `limits`, with the sealer and seal time of a sealed item, and the rule of the first sealed
+    /// item refused as forged or replayed (`sealedItemForged`, `sealedItemTooOld`,
+    /// `sealedItemFromTheFuture`), if any.
+    public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true, now: UInt64,
+                                limits: SealedItemLimits) -> (item: PastedItem?, refusal: String?) {
+        var refusal: String?
         for item in items {
             guard item.type == PasteboardItem.sealedType else {
-                if clearItems { return item }
+                if clearItems { return (PastedItem(item: item, wasSealed: false), refusal) }
                 continue
             }
-            guard let keyRing, let opened = try? keyRing.open(item.bytes) else { continue }
-            return PasteboardItem(type: opened.itemType, bytes: opened.plaintext)
+            guard let keyRing else { continue }
+            var opened: OpenedItem
+            do {
+                opened = try keyRing.open(item.bytes)
+            } catch {
+                switch error {
+                case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey: refusal = refusal ?? "sealedItemForged"
+                default: break
+                }
+                continue
+            }
+            if let sealedAt = opened.sealedAt {
+                let tooOld = now > sealedAt && now - sealedAt > limits.maximumAge
+                let fromTheFuture = sealedAt > now && sealedAt - now > limits.futureTolerance
+                if tooOld || fromTheFuture {
+                    opened.zeroPlaintext()
+                    refusal = refusal ?? (tooOld ? "sealedItemTooOld" : "sealedItemFromTheFuture")
+                    continue
+                }
+            }
+            return (PastedItem(item: PasteboardItem(type: opened.itemType, bytes: opened.plaintext), wasSealed: true,
+                               sealer: opened.sealer, sealedAt: opened.sealedAt), refusal)
         }
-        return nil
+        return (nil, refusal)
     }
 }
 
@@ -166,9 +242,11 @@ extension ShareBroker {
             var keyID: UInt32 = 0
             do {
                 let ring = try platform.secureServices.keyRing(for: appID)
+                let now = wallClock()
                 sealed.reserveCapacity(representations.count)
                 for item in representations {
-                    sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type)))
+                    sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
+                                                                                                         sealer: appID, sealedAt: now)))
                 }
                 keyID = ring.currentKeyID
             } catch {
@@ -213,8 +291,21 @@ extension ShareBroker {
     /// What this app reads from the general pasteboard: clear items unless the paste-in policy
     /// refuses them (``PasteInPolicy/managedApps``: into managed content, only clear items this
     /// app wrote itself); sealed items only while the user is authorized and secure services are
-    /// available. `nil` when there is nothing readable.
+    /// available. `nil` when there is nothing readable. See ``pasteWithOrigin()`` for which app
+    /// sealed the item and when.
     public func paste() -> PasteboardItem? {
+        pasteWithOrigin()?.item
+    }
+
+    /// As ``paste()``, with the item's origin: for a sealed item, the id of the app that sealed
+    /// it and when (authenticated by the group key), so the app can show it or refuse it.
+    ///
+    /// A sealed item is refused, and the refusal reported as a blocked paste, when it was sealed
+    /// under a retired key after the key's retirement (rule `sealedItemForged`: a deauthorized
+    /// app that kept its key), or is older than ``sealedItemLimits``' maximum age (rule
+    /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
+    /// (`sealedItemFromTheFuture`).
+    public func pasteWithOrigin() -> PastedItem? {
         let snapshot = currentSnapshot
         var ring: KeyRing?
         if snapshot.isOperational && snapshot.secureServices == .available {
@@ -223,7 +314,11 @@ extension ShareBroker {
         let contents = platform.pasteboard.read()
         let own = pasteboardWrites.last == contents.changeCount
         let decision = TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: own, in: snapshot)
-        let item = PasteboardReader.readable(contents.items, keyRing: ring, clearItems: decision.allowed)
+        let (item, refusal) = PasteboardReader.readable(contents.items, keyRing: ring, clearItems: decision.allowed,
+                                                        now: wallClock(), limits: sealedItemLimits)
+        if let refusal {
+            reportBlocked("paste", target: nil, rule: refusal, generation: decision.generation)
+        }
         if !decision.allowed, item == nil, contents.items.contains(where: { $0.type != PasteboardItem.sealedType }) {
             reportBlocked("paste", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
         }

@@ -55,4 +55,14 @@ public protocol Pasteboard: Sendable {
     /// Empties the pasteboard only if nobody wrote to it since `changeCount`; returns whether it did.
     @discardableResult
     func clear(ifChangeCount changeCount: Int) -> Bool
+    /// Names the pasteboard's storage when its items and change counts outlive the processes that
+    /// wrote them (a file); `nil` when they do not (memory, a desktop clipboard served by its
+    /// writer). With a name, the broker keeps the change count of the app's last write next to
+    /// its wipe journal, so a retire after a restart still takes back what an earlier run wrote.
+    var persistentIdentity: String? { get }
+}
+
+extension Pasteboard {
+    /// `nil`: the items do not outlive the process that wrote them.
+    public var persistentIdentity: String? { nil }
 }

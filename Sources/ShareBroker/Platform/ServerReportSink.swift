@@ -4,7 +4,8 @@ public struct BlockedAttemptRecord: Sendable, Hashable {
     public var action: String
     /// The app the transfer was headed to, when known.
     public var target: String?
-    /// The rule that refused it (a ``DecisionRule`` raw value).
+    /// The rule that refused it (a ``DecisionRule`` raw value; for a sealed item refused on paste,
+    /// `sealedItemForged`, `sealedItemTooOld` or `sealedItemFromTheFuture`).
     public var rule: String
     /// The snapshot generation the decision read.
     public var generation: UInt64

@@ -2,15 +2,61 @@ import Synchronization
 
 /// Remembers the pasteboard change count of this app's last write, so a retire can take back
 /// what the app wrote (and only that: a later write by another app is left alone).
+///
+/// When the pasteboard outlives its writers (``Pasteboard/persistentIdentity``) and the app
+/// gave a wipe journal, the record is also kept in the journal's folder (file
+/// `pasteboard-write`: the pasteboard's identity and the change count; atomic, not fsynced), so
+/// a retire after a restart still clears what an earlier run wrote. Keeping it is best effort:
+/// a copy never fails because the record could not be written.
 final class PasteboardWriteLog: Sendable {
     private let changeCount = Mutex<Int?>(nil)
+    /// The record file and the pasteboard identity it is for, when persisted.
+    private let persisted: (path: String, identity: String)?
 
-    func record(_ count: Int) { changeCount.withLock { $0 = count } }
-    var last: Int? { changeCount.withLock { $0 } }
+    /// The file name of the persisted record, in the wipe journal's folder.
+    static let fileName = "pasteboard-write"
+
+    init(journalDirectory: String? = nil, pasteboardIdentity: String? = nil) {
+        if let journalDirectory, let pasteboardIdentity {
+            persisted = (journalDirectory + "/" + Self.fileName, pasteboardIdentity)
+        } else {
+            persisted = nil
+        }
+    }
+
+    func record(_ count: Int) {
+        changeCount.withLock { $0 = count }
+        guard let persisted else { return }
+        let text = "sharebroker-pasteboard-write 1\n\(persisted.identity)\n\(count)\n"
+        do throws(WipeFileError) {
+            try DurableFiles.makeDirectories(DurableFiles.parent(of: persisted.path))
+            try DurableFiles.writeAtomically(Array(text.utf8), to: persisted.path, durable: false)
+        } catch {
+            // Best effort: the in-memory record still serves this run.
+        }
+    }
+
+    /// This run's last write, else the one an earlier run recorded for the same pasteboard.
+    var last: Int? {
+        if let count = changeCount.withLock({ $0 }) { return count }
+        guard let persisted, let bytes = try? DurableFiles.contents(of: persisted.path),
+              bytes.count <= 64 * 1024 else { return nil }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count >= 3, lines[0] == "sharebroker-pasteboard-write 1", lines[1] == persisted.identity,
+              let count = Int(lines[2]) else { return nil }
+        return count
+    }
+
+    /// Forgets the record (after a retire took the item back or found it replaced).
+    func forget() {
+        changeCount.withLock { $0 = nil }
+        if let persisted { try? DurableFiles.removeFile(persisted.path) }
+    }
 }
 
 /// Retire step "sharebroker.pasteboard": removes this app's items from the general pasteboard, if the
-/// pasteboard still holds what the app last wrote.
+/// pasteboard still holds what the app last wrote (this run's write, or for a pasteboard that
+/// outlives its writers, what an earlier run recorded).
 struct PasteboardItemsEraser: SensitiveDataEraser {
     let pasteboard: any Pasteboard
     let log: PasteboardWriteLog
@@ -19,6 +65,7 @@ struct PasteboardItemsEraser: SensitiveDataEraser {
     func eraseSensitiveData() throws {
         guard let count = log.last else { return }
         pasteboard.clear(ifChangeCount: count)
+        log.forget()
     }
 }
 
@@ -42,7 +89,7 @@ struct SecureFilesEraser: SensitiveDataEraser {
     var wipeName: String { "sharebroker.secure-files" }
 
     func eraseSensitiveData() throws {
-        let failures = directories.flatMap { DurableFiles.eraseLocation($0) }
-        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures.map(\.description)) }
+        let failures = directories.flatMap { DurableFiles.eraseLocationForReport($0) }
+        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures) }
     }
 }

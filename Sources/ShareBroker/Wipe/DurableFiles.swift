@@ -25,6 +25,11 @@ public struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     public var description: String {
+        "could not \(operation) \(path): \(reasonAndAdvice)"
+    }
+
+    /// Why, and what to do, without the path.
+    var reasonAndAdvice: String {
         let reason = String(cString: strerror(code))
         let advice: String
         switch code {
@@ -35,7 +40,26 @@ public struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible 
         case EMFILE, ENFILE: advice = "too many open files; raise the open-file limit"
         default: advice = "check the path and the file system"
         }
-        return "could not \(operation) \(path): \(reason) (errno \(code)); \(advice)"
+        return "\(reason) (errno \(code)); \(advice)"
+    }
+
+    /// One line for the failures of erasing the registered `location`, naming the location and
+    /// how many entries failed but no entry inside it: names of documents stay out of wipe
+    /// reports, which reach the app's delegate and the agent's audit log. Grouped by cause.
+    static func summary(of failures: [WipeFileError], under location: String) -> [String] {
+        var causes: [String: (count: Int, operations: Set<String>)] = [:]
+        var order: [String] = []
+        for failure in failures {
+            let cause = failure.reasonAndAdvice
+            if causes[cause] == nil { order.append(cause) }
+            causes[cause, default: (0, [])].count += 1
+            causes[cause, default: (0, [])].operations.insert(failure.operation)
+        }
+        return order.compactMap { cause in
+            guard let entry = causes[cause] else { return nil }
+            let what = entry.count == 1 ? "1 entry" : "\(entry.count) entries"
+            return "could not erase \(what) in \(location) (\(entry.operations.sorted().joined(separator: ", "))): \(cause)"
+        }
     }
 }
 
@@ -91,8 +115,9 @@ enum DurableFiles {
 
     /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it,
     /// fsync it, rename it over `path`, fsync the folder. A reader sees the old or the new
-    /// content, never a mix, even after a crash. The file gets mode 0600.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(WipeFileError) {
+    /// content, never a mix, even after a crash. The file gets mode 0600. With `durable` false
+    /// the fsyncs are skipped (still atomic; a power cut may keep the old content).
+    static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(WipeFileError) {
         let directory = parent(of: path)
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -102,7 +127,7 @@ enum DurableFiles {
             unlink(temporary)
             throw WipeFileError(operation: "write", path: temporary, code: code)
         }
-        if fsync(fd) != 0 {
+        if durable && fsync(fd) != 0 {
             let code = errno
             close(fd)
             unlink(temporary)
@@ -114,7 +139,7 @@ enum DurableFiles {
             unlink(temporary)
             throw WipeFileError(operation: "rename", path: temporary, code: code)
         }
-        try syncDirectory(directory)
+        if durable { try syncDirectory(directory) }
     }
 
     /// The whole content of a regular file, or `nil` when it does not exist (nor can: a part of
@@ -179,6 +204,11 @@ enum DurableFiles {
             failures.append(WipeFileError(operation: "fsync", path: path, code: errno))
         }
         return failures
+    }
+
+    /// ``eraseLocation(_:)`` as lines for a wipe report: ``WipeFileError/summary(of:under:)``.
+    static func eraseLocationForReport(_ path: String) -> [String] {
+        WipeFileError.summary(of: eraseLocation(path), under: path)
     }
 
     /// Removes every entry of the open folder `fd`, recursively, staying on `device`.

@@ -128,8 +128,8 @@ package struct RegisteredFilesEraser: SensitiveDataEraser {
 
     /// Erases every location, going on past failures; throws them all at the end.
     public func eraseSensitiveData() throws {
-        let failures = registry.locations.flatMap { DurableFiles.eraseLocation($0) }
-        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures.map(\.description)) }
+        let failures = registry.locations.flatMap { DurableFiles.eraseLocationForReport($0) }
+        if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures) }
     }
 }
 

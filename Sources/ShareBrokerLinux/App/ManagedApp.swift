@@ -39,8 +39,9 @@ public final class ManagedApp: Sendable {
         public var outbox: (any Outbox)?
         /// How allowed URLs open (default: the desktop's scheme handlers through GIO).
         public var urlOpener: (any URLOpener)?
-        /// Where the offline timers keep the last confirmation, a folder only this user can read
-        /// that survives logouts and reboots (default: `$XDG_STATE_HOME/sharebroker/APP-ID`, else
+        /// The app's state folder, which only this user can read and which survives logouts and
+        /// reboots: the wipe journal, the record of the app's last pasteboard write, and the
+        /// offline timers' last confirmation (default: `$XDG_STATE_HOME/sharebroker/APP-ID`, else
         /// `~/.local/state/sharebroker/APP-ID`).
         public var offlineStateDirectory: String?
 
@@ -117,14 +118,21 @@ public final class ManagedApp: Sendable {
                 throw .setup(error.description)
             }
         }
+        // The state folder keeps the wipe journal (a retire a crash interrupted is finished at
+        // the next start), the record of the app's last pasteboard write, and the offline
+        // timers' last confirmation.
+        // A folder this process cannot use gets no journal: a journal that cannot be read makes
+        // every start wipe everything (it cannot tell whether a retire was interrupted).
+        let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
+        let journal = Self.makeUsableFolder(stateFolder) ? WipeJournal(directory: stateFolder) : nil
         let broker = ShareBroker(appID: welcome.app, device: agent.device, platform: Platform(
             outbox: outbox, urlOpener: configuration.urlOpener ?? DesktopURLOpener(), reportSink: agent,
-            pasteboard: pasteboard.pasteboard, secureServices: agent))
+            pasteboard: pasteboard.pasteboard, secureServices: agent),
+            wipeJournal: journal)
         pasteboard.followPlaceholder(of: broker)
         // The offline timers keep their last confirmation in the state folder; where it cannot
         // be made (no usable home), they count in memory, from this start's first policy: no
         // weaker than the folder, which this user could delete anyway.
-        let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
         do {
             try broker.enableOfflineTimers(directory: stateFolder)
         } catch {
@@ -163,6 +171,18 @@ public final class ManagedApp: Sendable {
 }
 
 extension ManagedApp {
+    /// Makes `folder` (and its parents, mode 0700) if missing; whether this process can then
+    /// read, write and enter it.
+    static func makeUsableFolder(_ folder: String) -> Bool {
+        guard folder.hasPrefix("/") else { return false }
+        var path = ""
+        for component in folder.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { return false }
+        }
+        return access(folder, R_OK | W_OK | X_OK) == 0
+    }
+
     /// `$XDG_STATE_HOME/sharebroker/APP`, else `$HOME/.local/state/sharebroker/APP`, else a
     /// folder under the agent's runtime folder (which does not survive a reboot).
     static func defaultStateDirectory(app: String) -> String {

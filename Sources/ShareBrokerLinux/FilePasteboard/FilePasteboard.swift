@@ -23,8 +23,23 @@ public struct FilePasteboardError: Error, Sendable, Hashable, CustomStringConver
         self.code = code
     }
 
+    /// Whether the path holds something other than a regular file (a symbolic link, a FIFO, a
+    /// device, a folder): refused without reading or writing through it.
+    public var isNotARegularFile: Bool { code == ELOOP || foundNonRegular }
+    private var foundNonRegular = false
+
+    /// The path holds something other than a regular file; nothing was read or written.
+    static func notARegularFile(operation: String, path: String) -> FilePasteboardError {
+        var error = FilePasteboardError(operation: operation, path: path, code: EINVAL)
+        error.foundNonRegular = true
+        return error
+    }
+
     public var description: String {
-        "could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)); check the folder's permissions and free space"
+        if isNotARegularFile {
+            return "could not \(operation) \(path): it is not a regular file (a symbolic link, FIFO, device or folder stands there); remove it, and check who can write its folder"
+        }
+        return "could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)); check the folder's permissions and free space"
     }
 }
 
@@ -103,18 +118,73 @@ public final class FilePasteboard: Pasteboard {
         }
     }
 
+    /// `file:` and the path: the items outlive their writers.
+    public var persistentIdentity: String? { "file:" + path }
+
     // MARK: Internals
 
     private func locked<T>(_ body: () throws(FilePasteboardError) -> T) -> Result<T, FilePasteboardError> {
         let lockPath = path + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // Never through a symbolic link (it would create the file it points at), never on a
+        // FIFO or device (O_NONBLOCK: opening one cannot hang; it is then refused).
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else { return .failure(FilePasteboardError(operation: "open", path: lockPath, code: errno)) }
         defer { close(fd) }
+        guard Self.isRegularFile(fd) else { return .failure(.notARegularFile(operation: "lock", path: lockPath)) }
         while flock(fd, LOCK_EX) != 0 {
             if errno != EINTR { return .failure(FilePasteboardError(operation: "lock", path: lockPath, code: errno)) }
         }
         defer { _ = flock(fd, LOCK_UN) }
+        removeLeftovers()
         return Result(catching: body)
+    }
+
+    /// The prefix of the names a write links its finished file under before renaming it over
+    /// the pasteboard (only a crash in between leaves one).
+    private var temporaryPrefix: String { Self.baseName(of: path) + ".tmp." }
+
+    /// Removes what a writer that crashed left behind: names starting with the temporary
+    /// prefix. Called with the lock held, when no write of any process is under way.
+    private func removeLeftovers() {
+        let folder = Self.parent(of: path)
+        guard let stream = opendir(folder) else { return }
+        defer { closedir(stream) }
+        let prefix = temporaryPrefix
+        var stale: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name.hasPrefix(prefix) { stale.append(name) }
+        }
+        for name in stale { unlink(folder + "/" + name) }
+    }
+
+    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY` of the generic Linux ABI, x86-64 and arm64),
+    /// which Glibc's module does not export to Swift.
+    static let openTemporaryFile: Int32 = 0o20_000_000 | O_DIRECTORY
+
+    static func baseName(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
+
+    /// Whether the open descriptor is a regular file.
+    static func isRegularFile(_ fd: Int32) -> Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Opens `path` for reading only if it is a regular file: never through a symbolic link, and
+    /// a FIFO or device is refused without blocking on it.
+    static func openRegularFile(_ path: String) -> Int32? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        guard isRegularFile(fd) else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     private func replace(with items: [PasteboardItem], changeCount: Int) throws(FilePasteboardError) {
@@ -131,8 +201,19 @@ public final class FilePasteboard: Pasteboard {
             Self.append(UInt64(item.bytes.count), bytes: 4, to: &out)
             out.append(contentsOf: item.bytes)
         }
-        let temporary = path + ".tmp.\(getpid()).\(UInt32.random(in: 0 ... .max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let folder = Self.parent(of: path)
+        let temporary = folder + "/" + temporaryPrefix + "\(getpid()).\(UInt32.random(in: 0 ... .max))"
+        // The new contents are written to an unnamed file (O_TMPFILE): a writer that crashes
+        // half way leaves nothing on disk. Only once complete is it given a name and renamed
+        // over the pasteboard; a crash between the two leaves a name the next write removes.
+        var anonymous = true
+        var fd = open(folder, Self.openTemporaryFile | O_WRONLY | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            // A file system without O_TMPFILE: a named temporary file, removed on failure and,
+            // after a crash, by the next write.
+            anonymous = false
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        }
         guard fd >= 0 else { throw FilePasteboardError(operation: "create", path: temporary, code: errno) }
         var written = 0
         while written < out.count {
@@ -141,10 +222,18 @@ public final class FilePasteboard: Pasteboard {
                 if errno == EINTR { continue }
                 let code = errno
                 close(fd)
-                unlink(temporary)
+                if !anonymous { unlink(temporary) }
                 throw FilePasteboardError(operation: "write", path: temporary, code: code)
             }
             written += n
+        }
+        if anonymous {
+            // linkat through /proc/self/fd names an O_TMPFILE file without CAP_DAC_READ_SEARCH.
+            guard linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
+                let code = errno
+                close(fd)
+                throw FilePasteboardError(operation: "create", path: temporary, code: code)
+            }
         }
         close(fd)
         guard rename(temporary, path) == 0 else {
@@ -162,8 +251,7 @@ public final class FilePasteboard: Pasteboard {
 
     /// The change count in the file's header (0 when there is no readable header).
     static func changeCount(ofFile path: String) -> Int {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return 0 }
+        guard let fd = openRegularFile(path) else { return 0 }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: headerLength)
         let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, headerLength, 0) }
@@ -174,8 +262,7 @@ public final class FilePasteboard: Pasteboard {
 
     /// The whole file, or `nil` if missing, unreadable or over ``maxFileSize`` (not read then).
     static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = openRegularFile(path) else { return nil }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_size >= 0, Int(info.st_size) <= maxFileSize else { return nil }

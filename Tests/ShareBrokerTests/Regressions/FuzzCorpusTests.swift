@@ -26,10 +26,8 @@ struct FuzzCorpusTests {
 
     @Test("valid seeds open under the harness keys", arguments: [
         ("raw-single-current", "public.utf8-plain-text", Array("secret plan".utf8)),
-        ("raw-single-previous", "public.png", Array(0..<64)),
         ("raw-single-empty", "", []),
         ("raw-chunked-current", "public.utf8-plain-text", Array(String(repeating: "chunked ", count: 40).utf8)),
-        ("raw-chunked-empty", "", []),
     ] as [(String, String, [UInt8])])
     func validSeedsOpen(name: String, type: String, plaintext: [UInt8]) throws {
         let item = try Self.ring().open(try Self.rawSeed(name))
@@ -42,5 +40,10 @@ struct FuzzCorpusTests {
         let ring = try Self.ring()
         #expect(throws: SealingError.unknownKey(id: 0xDEAD_BEEF)) { try ring.open(try Self.rawSeed("raw-single-unknown-key")) }
         #expect(throws: SealingError.badMagic) { try ring.open(try Self.rawSeed("raw-not-an-envelope")) }
+        // Version 1 items (no seal time) under the retired key: refused since envelope version 2
+        // (docs/FORMATS.md), which is what these seeds now lead the fuzzer into.
+        for name in ["raw-single-previous", "raw-chunked-empty"] {
+            #expect(throws: SealingError.legacyItemUnderRetiredKey(keyID: 0x5342_0001)) { try ring.open(try Self.rawSeed(name)) }
+        }
     }
 }

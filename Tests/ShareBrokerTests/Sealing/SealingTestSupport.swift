@@ -26,14 +26,21 @@ enum SealingFixture {
         KeyRing(current: KeyBox(key: try GroupKey(id: id, importing: keyBytes), nonces: nonces), previous: [])
     }
 
+    /// Where the nonce of an envelope starts (version 1 or 2 layout).
+    static func nonceOffset(of envelope: [UInt8]) -> Int {
+        let typeEnd = EnvelopeFormat.fixedHeaderLength + Int(envelope[10])
+        guard envelope[4] == EnvelopeFormat.version else { return typeEnd }
+        return typeEnd + EnvelopeFormat.provenanceFixedLength + Int(envelope[typeEnd + 8])
+    }
+
     /// Header length of an envelope (magic through nonce).
     static func headerLength(of envelope: [UInt8]) -> Int {
-        EnvelopeFormat.fixedHeaderLength + Int(envelope[10]) + EnvelopeFormat.nonceLength
+        nonceOffset(of: envelope) + EnvelopeFormat.nonceLength
     }
 
     /// The 24-byte nonce field of an envelope.
     static func nonce(of envelope: [UInt8]) -> [UInt8] {
-        let start = EnvelopeFormat.fixedHeaderLength + Int(envelope[10])
+        let start = nonceOffset(of: envelope)
         return Array(envelope[start..<(start + EnvelopeFormat.nonceLength)])
     }
 
