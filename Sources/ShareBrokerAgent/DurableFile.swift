@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import ShareBrokerAgentProtocol
+import ShareBrokerPOSIX
 import ShareBrokerCrypto
 
 /// Why the agent could not read or write its state, and what to do.
@@ -39,90 +40,41 @@ public struct AgentStateError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// Atomic, durable file writes for the agent's state (POSIX, no Foundation: Foundation does not
-/// fsync).
-enum DurableFile {
-    static func parent(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        if slash == path.utf8.startIndex { return "/" }
-        return String(path[..<slash])
+extension AgentStateError {
+    /// The agent's error for a failed call of the shared durable-file layer.
+    init(_ failure: POSIXFailure) {
+        self.init(operation: failure.operation, path: failure.path, code: failure.code)
     }
+}
+
+/// Atomic, durable file writes for the agent's state: ``DurableIO`` (the package's one
+/// durable-file layer) with the agent's errors, plus reads that insist on files of its own.
+enum DurableFile {
+    static func parent(of path: String) -> String { DurableIO.parent(of: path) }
 
     /// fsyncs a folder so that renames and creations in it survive a power cut.
     static func syncDirectory(_ directory: String) throws(AgentStateError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw AgentStateError(operation: "open folder", path: directory, code: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw AgentStateError(operation: "fsync folder", path: directory, code: errno) }
+        do throws(POSIXFailure) { try DurableIO.syncDirectory(directory) } catch { throw AgentStateError(error) }
     }
 
-    /// Creates `directory` (and parents) with mode 0700, durably.
+    /// Creates `directory` (and parents) with `mode`, durably.
     static func makeDirectories(_ directory: String, mode: mode_t = 0o700) throws(AgentStateError) {
-        var info = stat()
-        if stat(directory, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw AgentStateError(operation: "create folder", path: directory, code: ENOTDIR)
-            }
-            return
-        }
-        let up = parent(of: directory)
-        if up != directory && up != "." && up != "/" { try makeDirectories(up, mode: mode) }
-        if mkdir(directory, mode) != 0 && errno != EEXIST {
-            throw AgentStateError(operation: "create folder", path: directory, code: errno)
-        }
-        try syncDirectory(up)
+        do throws(POSIXFailure) { try DurableIO.makeDirectories(directory, mode: mode) } catch { throw AgentStateError(error) }
     }
 
-    /// Writes `bytes` to `fd` whole, retrying on EINTR and short writes.
+    /// Writes `bytes` to `fd` whole.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(AgentStateError) {
-        var written = 0
-        while written < bytes.count {
-            let n = write(fd, bytes.baseAddress.map { $0 + written }, bytes.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw AgentStateError(operation: "write", path: path, code: errno)
-            }
-            written += n
-        }
+        do throws(POSIXFailure) { try DurableIO.writeAll(fd, bytes, path: path) } catch { throw AgentStateError(error) }
     }
 
-    /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it
-    /// (created with `O_EXCL | O_NOFOLLOW`, mode 0600; a leftover from a crash is removed
-    /// first), fsync it, rename it over `path`, fsync the folder. A reader, or the agent after a
-    /// crash at any moment, sees the old content or the new, never a mix.
+    /// Replaces `path` with `bytes` atomically and durably (``DurableIO/writeAtomically(_:to:durable:)-(UnsafeRawBufferPointer,_,_)``).
     static func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String) throws(AgentStateError) {
-        let temporary = path + ".tmp"
-        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd < 0 && errno == EEXIST {
-            // A leftover of a crash (or something planted): unlink never follows a link.
-            unlink(temporary)
-            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        }
-        guard fd >= 0 else { throw AgentStateError(operation: "create", path: temporary, code: errno) }
-        do throws(AgentStateError) {
-            _ = fchmod(fd, 0o600)
-            try writeAll(fd, bytes, path: temporary)
-            guard fsync(fd) == 0 else { throw AgentStateError(operation: "fsync", path: temporary, code: errno) }
-        } catch {
-            close(fd)
-            unlink(temporary)
-            throw error
-        }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw AgentStateError(operation: "rename", path: temporary, code: code)
-        }
-        try syncDirectory(parent(of: path))
+        do throws(POSIXFailure) { try DurableIO.writeAtomically(bytes, to: path) } catch { throw AgentStateError(error) }
     }
 
-    /// Replaces `path` with `bytes`; see ``writeAtomically(_:to:)-(UnsafeRawBufferPointer,_)``.
+    /// Replaces `path` with `bytes` atomically and durably.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(AgentStateError) {
-        let result: Result<Void, AgentStateError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(AgentStateError) in try writeAtomically(raw, to: path) }
-        }
-        try result.get()
+        do throws(POSIXFailure) { try DurableIO.writeAtomically(bytes, to: path) } catch { throw AgentStateError(error) }
     }
 
     /// The content of `path` (at most `limit` bytes), or `nil` when it does not exist. The file

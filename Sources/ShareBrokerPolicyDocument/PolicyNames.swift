@@ -4,22 +4,17 @@ import ShareBroker
 /// `policy` op, so a value reads the same in a policy file, a simulator line and a result.
 /// Each table lists the values from most to least restrictive where that order exists.
 enum PolicyNames {
-    static let auth: [(String, AuthState)] = [("unauthorized", .unauthorized), ("authorized", .authorized),
-                                              ("retired", .retired)]
+    static let auth = PolicyVocabulary.auth
     static let openIn: [(String, OpenInKind)] = [("unauthorized", .unauthorized), ("whitelist", .whitelist),
-                                                 ("appConnectApps", .appConnectApps), ("authorized", .authorized)]
-    static let pasteboard: [(String, PasteboardPolicy)] = [("unauthorized", .unauthorized), ("secureCopy", .secureCopy),
-                                                           ("authorized", .authorized)]
-    static let print: [(String, PrintPolicy)] = [("unauthorized", .unauthorized), ("authorized", .authorized)]
-    static let secureFileIO: [(String, SecureFileIOPolicy)] = [("required", .required), ("optional", .optional)]
-    static let logLevel: [(String, LogLevel)] = [("error", .error), ("warning", .warning), ("status", .status),
-                                                 ("info", .info), ("verbose", .verbose), ("debug", .debug)]
-    static let dragAndDrop: [(String, DragAndDropPolicy)] = [("none", .noApps), ("appConnectApps", .appConnectApps),
-                                                             ("all", .allApps)]
-    static let notifications: [(String, NotificationPolicy)] = [("block", .block), ("blockOrgData", .blockOrgData),
-                                                                ("allow", .allow)]
+                                                 (PolicyVocabulary.allAppConnectApps, .appConnectApps), ("authorized", .authorized)]
+    static let pasteboard = PolicyVocabulary.pasteboard
+    static let print = PolicyVocabulary.print
+    static let secureFileIO = PolicyVocabulary.secureFileIO
+    static let logLevel = PolicyVocabulary.logLevel
+    static let dragAndDrop = PolicyVocabulary.dragAndDrop
+    static let notifications = PolicyVocabulary.notifications
     static let openFrom: [(String, OpenInKind)] = openIn
-    static let pasteIn: [(String, PasteInPolicy)] = [("managedApps", .managedApps), ("anyApp", .anyApp)]
+    static let pasteIn = PolicyVocabulary.pasteIn
 
     static func name(of setting: OpenFromSetting) -> String {
         switch setting {
@@ -32,7 +27,7 @@ enum PolicyNames {
 
     /// The name of `value` in `table`.
     static func name<T: Equatable>(_ value: T, in table: [(String, T)]) -> String {
-        table.first(where: { $0.1 == value })?.0 ?? "?"
+        PolicyVocabulary.name(value, in: table)
     }
 
     static func name(of setting: OpenInSetting) -> String {

@@ -210,9 +210,14 @@ struct Fields {
     }
 
     /// A string field whose value must be one of `allowed` (a table of names to values).
-    func choice<T>(_ key: String, _ allowed: KeyValuePairs<String, T>) throws(SimulatorError) -> T? {
+    func choice<T>(_ key: String, _ allowed: [(String, T)]) throws(SimulatorError) -> T? {
         guard let s = try string(key) else { return nil }
-        if let hit = allowed.first(where: { $0.key == s }) { return hit.value }
-        throw SimulatorError("field '\(key)' must be one of \(allowed.map(\.key).joined(separator: ", ")); got '\(s)'")
+        if let hit = allowed.first(where: { $0.0 == s }) { return hit.1 }
+        throw SimulatorError("field '\(key)' must be one of \(allowed.map(\.0).joined(separator: ", ")); got '\(s)'")
+    }
+
+    /// ``choice(_:_:)-([(String,T)])`` with the values written as a literal.
+    func choice<T>(_ key: String, _ allowed: KeyValuePairs<String, T>) throws(SimulatorError) -> T? {
+        try choice(key, allowed.map { ($0.key, $0.value) })
     }
 }

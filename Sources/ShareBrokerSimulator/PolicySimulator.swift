@@ -183,8 +183,7 @@ public final class PolicySimulator {
 
     private func policy(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
         var update = PolicyUpdate()
-        update.auth = try f.choice("auth", ["unauthorized": AuthState.unauthorized, "authorized": .authorized,
-                                            "retired": .retired])
+        update.auth = try f.choice("auth", PolicyVocabulary.auth)
         update.authMessage = try f.string("authMessage")
         let whitelist = try f.strings("openInWhitelist")
         let openIn = try f.choice("openIn", ["unauthorized": "unauthorized", "authorized": "authorized",
@@ -209,23 +208,18 @@ public final class PolicySimulator {
         if whitelist != nil, let openIn, openIn != "whitelist" {
             throw SimulatorError("field 'openInWhitelist' contradicts openIn '\(openIn)': a whitelist goes with openIn whitelist only")
         }
-        update.pasteboard = try f.choice("pasteboard", ["unauthorized": PasteboardPolicy.unauthorized,
-                                                        "authorized": .authorized, "secureCopy": .secureCopy])
-        update.print = try f.choice("print", ["unauthorized": PrintPolicy.unauthorized, "authorized": .authorized])
-        update.secureFileIO = try f.choice("secureFileIO", ["optional": SecureFileIOPolicy.optional,
-                                                            "required": .required])
-        update.logLevel = try f.choice("logLevel", ["error": LogLevel.error, "warning": .warning, "status": .status,
-                                                    "info": .info, "verbose": .verbose, "debug": .debug])
-        update.dragAndDrop = try f.choice("dragAndDrop", ["all": DragAndDropPolicy.allApps,
-                                                          "appConnectApps": .appConnectApps, "none": .noApps])
+        update.pasteboard = try f.choice("pasteboard", PolicyVocabulary.pasteboard)
+        update.print = try f.choice("print", PolicyVocabulary.print)
+        update.secureFileIO = try f.choice("secureFileIO", PolicyVocabulary.secureFileIO)
+        update.logLevel = try f.choice("logLevel", PolicyVocabulary.logLevel)
+        update.dragAndDrop = try f.choice("dragAndDrop", PolicyVocabulary.dragAndDrop)
         update.managedBrowserRequired = try f.bool("managedBrowserRequired")
         update.config = try f.stringMap("config")
         update.clipboardExceptionLength = try f.integer("clipboardExceptionLength",
                                                         in: 0 ... PolicySnapshot.maxClipboardExceptionLength)
-        update.notifications = try f.choice("notifications", ["allow": NotificationPolicy.allow,
-                                                              "blockOrgData": .blockOrgData, "block": .block])
+        update.notifications = try f.choice("notifications", PolicyVocabulary.notifications)
         update.openFrom = try openFromSetting(f, w)
-        update.pasteIn = try f.choice("pasteIn", ["anyApp": PasteInPolicy.anyApp, "managedApps": .managedApps])
+        update.pasteIn = try f.choice("pasteIn", PolicyVocabulary.pasteIn)
         let accessCheck = try f.integer("offlineAccessCheckSeconds", in: 0 ... OfflinePolicy.maxSeconds)
         let wipe = try f.integer("offlineWipeSeconds", in: 0 ... OfflinePolicy.maxSeconds)
         if accessCheck != nil || wipe != nil {
@@ -491,14 +485,11 @@ public final class PolicySimulator {
     }
 }
 
-/// The contract's names for policy values.
+/// The contract's names for policy values (``PolicyVocabulary``, by value).
 enum Names {
-    static let auth: [AuthState: String] = [.unauthorized: "unauthorized", .authorized: "authorized", .retired: "retired"]
-    static let openIn: [OpenInPolicy: String] = [.unauthorized: "unauthorized", .authorized: "authorized",
-                                                 .whitelist: "whitelist"]
-    static let pasteboard: [PasteboardPolicy: String] = [.unauthorized: "unauthorized", .authorized: "authorized",
-                                                         .secureCopy: "secureCopy"]
-    static let logLevel: [LogLevel: String] = [.error: "error", .warning: "warning", .status: "status", .info: "info",
-                                               .verbose: "verbose", .debug: "debug"]
-    static let dragAndDrop: [DragAndDropPolicy: String] = [.allApps: "all", .appConnectApps: "appConnectApps", .noApps: "none"]
+    static let auth = Dictionary(uniqueKeysWithValues: PolicyVocabulary.auth.map { ($0.1, $0.0) })
+    static let openIn = Dictionary(uniqueKeysWithValues: PolicyVocabulary.openIn.map { ($0.1, $0.0) })
+    static let pasteboard = Dictionary(uniqueKeysWithValues: PolicyVocabulary.pasteboard.map { ($0.1, $0.0) })
+    static let logLevel = Dictionary(uniqueKeysWithValues: PolicyVocabulary.logLevel.map { ($0.1, $0.0) })
+    static let dragAndDrop = Dictionary(uniqueKeysWithValues: PolicyVocabulary.dragAndDrop.map { ($0.1, $0.0) })
 }

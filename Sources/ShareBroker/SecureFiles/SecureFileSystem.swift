@@ -51,30 +51,12 @@ enum SecureFileSystem {
 
     /// Writes all of `bytes` at the current position.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SecureFileError) {
-        var done = 0
-        while done < bytes.count {
-            guard let base = bytes.baseAddress else { return }
-            let n = write(fd, base + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "write", path: path, code: errno)
-            }
-            done += n
-        }
+        do throws(POSIXFailure) { try DurableIO.writeAll(fd, bytes, path: path) } catch { throw .io(error) }
     }
 
     /// Writes all of `bytes` at `offset`.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws(SecureFileError) {
-        var done = 0
-        while done < bytes.count {
-            guard let base = bytes.baseAddress else { return }
-            let n = pwrite(fd, base + done, bytes.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "write", path: path, code: errno)
-            }
-            done += n
-        }
+        do throws(POSIXFailure) { try DurableIO.writeAll(fd, bytes, at: offset, path: path) } catch { throw .io(error) }
     }
 
     /// Reads up to `count` bytes at `offset` into `buffer`, stopping early only at end of file.
@@ -115,19 +97,18 @@ enum SecureFileSystem {
 
     /// Makes the entries of `directory` durable (a rename or removal in it survives a power cut).
     static func syncDirectory(_ directory: String) throws(SecureFileError) {
-        do throws(WipeFileError) {
-            try DurableFiles.syncDirectory(directory)
-        } catch {
-            throw .io(operation: error.operation, path: error.path, code: error.code)
-        }
+        do throws(POSIXFailure) { try DurableIO.syncDirectory(directory, missingIsFine: true) } catch { throw .io(error) }
     }
 
     /// Creates `directory` and missing parents with mode 0700, durably.
     static func makeDirectories(_ directory: String) throws(SecureFileError) {
-        do throws(WipeFileError) {
-            try DurableFiles.makeDirectories(directory)
-        } catch {
-            throw .io(operation: error.operation, path: error.path, code: error.code)
-        }
+        do throws(POSIXFailure) { try DurableIO.makeDirectories(directory) } catch { throw .io(error) }
+    }
+}
+
+extension SecureFileError {
+    /// The secure files' error for a failed call of the shared durable-file layer.
+    static func io(_ failure: POSIXFailure) -> SecureFileError {
+        .io(operation: failure.operation, path: failure.path, code: failure.code)
     }
 }

@@ -28,6 +28,11 @@ public struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible 
         "could not \(operation) \(path): \(reasonAndAdvice)"
     }
 
+    /// The wipe's error for a failed call of the shared durable-file layer.
+    init(_ failure: POSIXFailure) {
+        self.init(operation: failure.operation, path: failure.path, code: failure.code)
+    }
+
     /// Why, and what to do, without the path.
     var reasonAndAdvice: String {
         let reason = String(cString: strerror(code))
@@ -69,77 +74,27 @@ public struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible 
 /// Not Foundation: Foundation's file manager neither fsyncs nor handles file names that are
 /// not valid UTF-8, and a wipe must remove those too.
 enum DurableFiles {
-    /// The folder part of an absolute path (`/` for a file at the root).
-    static func parent(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        if slash == path.utf8.startIndex { return "/" }
-        return String(path[..<slash])
-    }
+    /// The folder part of a path (``DurableIO/parent(of:)``).
+    static func parent(of path: String) -> String { DurableIO.parent(of: path) }
 
     /// The last component of a path.
-    static func lastComponent(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(path[path.utf8.index(after: slash)...])
-    }
+    static func lastComponent(of path: String) -> String { DurableIO.lastComponent(of: path) }
 
     /// Makes the entries of `directory` durable: a rename, creation or removal in it survives
     /// a power cut once this returns. A missing folder is not an error (there is nothing to keep).
     static func syncDirectory(_ directory: String) throws(WipeFileError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return }
-            throw WipeFileError(operation: "open", path: directory, code: errno)
-        }
-        defer { close(fd) }
-        if fsync(fd) != 0 {
-            throw WipeFileError(operation: "fsync", path: directory, code: errno)
-        }
+        do throws(POSIXFailure) { try DurableIO.syncDirectory(directory, missingIsFine: true) } catch { throw WipeFileError(error) }
     }
 
-    /// Creates `directory` and any missing parents with mode 0700, durably (each new folder's
-    /// parent is fsynced, so a file made durable inside it cannot vanish with its folder).
+    /// Creates `directory` and any missing parents with mode 0700, durably.
     static func makeDirectories(_ directory: String) throws(WipeFileError) {
-        var stats = stat()
-        if stat(directory, &stats) == 0 {
-            if (stats.st_mode & S_IFMT) == S_IFDIR { return }
-            throw WipeFileError(operation: "create folder", path: directory, code: ENOTDIR)
-        }
-        let up = parent(of: directory)
-        if up != directory && up != "." { try makeDirectories(up) }
-        if mkdir(directory, 0o700) != 0 {
-            if errno == EEXIST { return }
-            throw WipeFileError(operation: "create folder", path: directory, code: errno)
-        }
-        try syncDirectory(up)
+        do throws(POSIXFailure) { try DurableIO.makeDirectories(directory) } catch { throw WipeFileError(error) }
     }
 
-    /// Replaces `path` with `bytes` atomically and durably: write a temporary file next to it,
-    /// fsync it, rename it over `path`, fsync the folder. A reader sees the old or the new
-    /// content, never a mix, even after a crash. The file gets mode 0600. With `durable` false
-    /// the fsyncs are skipped (still atomic; a power cut may keep the old content).
+    /// Replaces `path` with `bytes` atomically and (unless `durable` is false) durably; the file
+    /// gets mode 0600 (``DurableIO/writeAtomically(_:to:durable:)-([UInt8],_,_)``).
     static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(WipeFileError) {
-        let directory = parent(of: path)
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw WipeFileError(operation: "create", path: temporary, code: errno) }
-        if let code = writeAll(fd, bytes) {
-            close(fd)
-            unlink(temporary)
-            throw WipeFileError(operation: "write", path: temporary, code: code)
-        }
-        if durable && fsync(fd) != 0 {
-            let code = errno
-            close(fd)
-            unlink(temporary)
-            throw WipeFileError(operation: "fsync", path: temporary, code: code)
-        }
-        close(fd)
-        if rename(temporary, path) != 0 {
-            let code = errno
-            unlink(temporary)
-            throw WipeFileError(operation: "rename", path: temporary, code: code)
-        }
-        if durable { try syncDirectory(directory) }
+        do throws(POSIXFailure) { try DurableIO.writeAtomically(bytes, to: path, durable: durable) } catch { throw WipeFileError(error) }
     }
 
     /// The whole content of a regular file, or `nil` when it does not exist (nor can: a part of

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CGIO
+import ShareBrokerPOSIX
 
 /// The files a desktop hand-off gives an app: a private folder under the app's runtime folder
 /// (`$XDG_RUNTIME_DIR/app/<app-id>/`, the folder Flatpak shares with the app's sandbox), holding
@@ -132,15 +133,12 @@ enum PrivateCopy {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw .copyFailed(errno: errno)
             }
-            var done = 0
-            while done < n {
-                let w = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress.map { $0 + done }, n - done) }
-                if w < 0 {
-                    if errno == EINTR { continue }
-                    throw .copyFailed(errno: errno)
+            let written: Result<Void, POSIXFailure> = buffer.withUnsafeBytes { raw in
+                Result { () throws(POSIXFailure) in
+                    try DurableIO.writeAll(output, UnsafeRawBufferPointer(rebasing: raw[0 ..< n]), path: "")
                 }
-                done += w
             }
+            if case .failure(let failure) = written { throw .copyFailed(errno: failure.code) }
         }
     }
 

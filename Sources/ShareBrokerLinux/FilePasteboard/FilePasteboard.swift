@@ -6,6 +6,7 @@ import Darwin
 import ShareBroker
 import Synchronization
 import ShareBrokerCrypto
+import ShareBrokerPOSIX
 
 /// Why the file-backed pasteboard could not be written.
 public struct FilePasteboardError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -164,10 +165,7 @@ public final class FilePasteboard: Pasteboard {
     /// which Glibc's module does not export to Swift.
     static let openTemporaryFile: Int32 = 0o20_000_000 | O_DIRECTORY
 
-    static func baseName(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(path[path.utf8.index(after: slash)...])
-    }
+    static func baseName(of path: String) -> String { DurableIO.lastComponent(of: path) }
 
     /// Whether the open descriptor is a regular file.
     static func isRegularFile(_ fd: Int32) -> Bool {
@@ -215,17 +213,13 @@ public final class FilePasteboard: Pasteboard {
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         }
         guard fd >= 0 else { throw FilePasteboardError(operation: "create", path: temporary, code: errno) }
-        var written = 0
-        while written < out.count {
-            let n = out.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + written }, raw.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                if !anonymous { unlink(temporary) }
-                throw FilePasteboardError(operation: "write", path: temporary, code: code)
-            }
-            written += n
+        let written: Result<Void, POSIXFailure> = out.withUnsafeBytes { raw in
+            Result { () throws(POSIXFailure) in try DurableIO.writeAll(fd, raw, path: temporary) }
+        }
+        if case .failure(let failure) = written {
+            close(fd)
+            if !anonymous { unlink(temporary) }
+            throw FilePasteboardError(operation: failure.operation, path: temporary, code: failure.code)
         }
         if anonymous {
             // linkat through /proc/self/fd names an O_TMPFILE file without CAP_DAC_READ_SEARCH.
@@ -307,19 +301,12 @@ public final class FilePasteboard: Pasteboard {
         return (items, changeCount)
     }
 
-    static func parent(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        if slash == path.utf8.startIndex { return "/" }
-        return String(path[..<slash])
-    }
+    static func parent(of path: String) -> String { DurableIO.parent(of: path) }
 
+    /// Creates the pasteboard's folder and missing parents (mode 0700).
     static func makeDirectories(_ directory: String) throws(FilePasteboardError) {
-        var info = stat()
-        if stat(directory, &info) == 0 { return }
-        let up = parent(of: directory)
-        if up != directory && up != "." && up != "/" { try makeDirectories(up) }
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw FilePasteboardError(operation: "create folder", path: directory, code: errno)
+        do throws(POSIXFailure) { try DurableIO.makeDirectories(directory) } catch {
+            throw FilePasteboardError(operation: error.operation, path: error.path, code: error.code)
         }
     }
 }

@@ -42,9 +42,12 @@ public final class FolderOutbox: Outbox {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .writeFailed(path: path, errno: errno) }
         defer { close(fd) }
-        if let code = writeAll(fd, bytes) {
+        let written: Result<Void, POSIXFailure> = bytes.withUnsafeBytes { raw in
+            Result { () throws(POSIXFailure) in try DurableIO.writeAll(fd, raw, path: path) }
+        }
+        if case .failure(let failure) = written {
             unlink(path)
-            throw .writeFailed(path: path, errno: code)
+            throw .writeFailed(path: path, errno: failure.code)
         }
         return HandedOverFile(path: path, name: name)
     }
