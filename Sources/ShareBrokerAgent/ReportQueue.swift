@@ -25,10 +25,20 @@ final class ReportQueue: Sendable {
         var reason: String?
     }
 
+    /// One shard of this second's window: the records first seen through it, with their
+    /// arrival number, and how many each stands for. Exporting threads spread over the shards
+    /// by thread, so 200 connection threads do not queue on one lock; a kind seen through two
+    /// shards is merged when the window closes.
+    struct Shard {
+        var counts: [Kind: Int] = [:]
+        var order: [(sequence: UInt64, kind: Kind, record: SystemLogRecord)] = []
+        var dropped = 0
+    }
+
+    /// The number of window shards (a power of two).
+    static let shardCount = 16
+
     struct State {
-        /// This second's records, in arrival order, each with how many it stands for.
-        var window: [Kind: Int] = [:]
-        var windowOrder: [(kind: Kind, record: SystemLogRecord)] = []
         var records: [SystemLogRecord] = []
         var head = 0
         var dropped = 0
@@ -44,6 +54,13 @@ final class ReportQueue: Sendable {
     }
 
     private let state = Mutex(State())
+    /// A shard's lock in its own allocation (a `Mutex` cannot live in an array).
+    final class ShardBox: Sendable {
+        let window = Mutex(Shard())
+    }
+    private let shards: [ShardBox] = (0 ..< ReportQueue.shardCount).map { _ in ShardBox() }
+    /// Numbers first arrivals across shards, so a closed window keeps arrival order.
+    private let arrivals = Atomic<UInt64>(0)
     private let wake = DispatchSemaphore(value: 0)
     private let batchSize: Int
     private let retryDelay: Duration
@@ -66,14 +83,17 @@ final class ReportQueue: Sendable {
     func export(_ record: SystemLogRecord) {
         let kind = Kind(event: record.event, app: record.app, action: record.action, rule: record.rule,
                         push: record.push, uid: record.uid, reason: record.reason)
-        state.withLock { state in
-            if let seen = state.window[kind] {
-                state.window[kind] = seen + 1
-            } else if state.windowOrder.count < Self.capacity {
-                state.window[kind] = 1
-                state.windowOrder.append((kind, record))
+        // Thread handles are addresses a stack apart (equal low bits): mix them (Fibonacci hashing).
+        let shard = Int(truncatingIfNeeded: (UInt64(UInt(pthread_self())) &* 0x9E37_79B9_7F4A_7C15) >> 60) & (Self.shardCount - 1)
+        shards[shard].window.withLock { shard in
+            if let seen = shard.counts[kind] {
+                shard.counts[kind] = seen + 1
+            } else if shard.order.count < Self.capacity / Self.shardCount {
+                shard.counts[kind] = 1
+                let sequence = arrivals.wrappingAdd(1, ordering: .relaxed).oldValue
+                shard.order.append((sequence, kind, record))
             } else {
-                state.dropped += 1
+                shard.dropped += 1
             }
         }
     }
@@ -81,11 +101,34 @@ final class ReportQueue: Sendable {
     /// Moves this second's coalesced records into the sending queue (the oldest dropped and
     /// counted beyond ``capacity``); `true` when there is something to send.
     private func closeWindow() -> Bool {
-        state.withLock { state in
-            for (kind, record) in state.windowOrder {
-                var record = record
-                let count = state.window[kind] ?? 1
-                if count > 1 { record.count = count }
+        // Take every shard's window, merge kinds seen through several shards, keep first arrival order.
+        var merged: [Kind: (sequence: UInt64, record: SystemLogRecord, count: Int)] = [:]
+        var droppedInWindow = 0
+        for shard in shards {
+            let (counts, order, dropped) = shard.window.withLock { shard in
+                defer {
+                    shard.counts.removeAll(keepingCapacity: true)
+                    shard.order.removeAll(keepingCapacity: true)
+                    shard.dropped = 0
+                }
+                return (shard.counts, shard.order, shard.dropped)
+            }
+            droppedInWindow += dropped
+            for entry in order {
+                let count = counts[entry.kind] ?? 1
+                if let seen = merged[entry.kind] {
+                    merged[entry.kind] = (min(seen.sequence, entry.sequence), seen.record, seen.count + count)
+                } else {
+                    merged[entry.kind] = (entry.sequence, entry.record, count)
+                }
+            }
+        }
+        let window = merged.values.sorted { $0.sequence < $1.sequence }
+        return state.withLock { state in
+            state.dropped += droppedInWindow
+            for entry in window {
+                var record = entry.record
+                if entry.count > 1 { record.count = entry.count }
                 if state.count >= Self.capacity {
                     state.head += 1
                     state.dropped += 1
@@ -93,14 +136,12 @@ final class ReportQueue: Sendable {
                 }
                 state.records.append(record)
             }
-            state.window.removeAll(keepingCapacity: true)
-            state.windowOrder.removeAll(keepingCapacity: true)
             return state.count > 0 || state.dropped > 0
         }
     }
 
-    /// How many records were dropped and not yet reported.
-    var droppedCount: Int { state.withLock { $0.dropped } }
+    /// How many records were dropped and not yet reported (including this second's window).
+    var droppedCount: Int { state.withLock { $0.dropped } + shards.reduce(0) { $0 + $1.window.withLock { $0.dropped } } }
 
     /// How many records wait to be sent (after coalescing).
     var queuedCount: Int { state.withLock { $0.count } }

@@ -1,0 +1,47 @@
+import Foundation
+@testable import ShareBrokerAgent
+import Synchronization
+import Testing
+
+/// Issue 17: the coalescing window is sharded by exporting thread; a kind seen through several
+/// shards must still leave as one record with the whole count.
+@Suite("Report coalescing across the window's shards")
+struct ReportQueueShardTests {
+    @Test("24 threads export one kind 2,000 times each, plus one kind of their own: one record of 48,000, 24 of one")
+    func mergedAcrossShards() throws {
+        let received = Mutex<[SystemLogRecord]>([])
+        let queue = ReportQueue(name: "test.reports", batchSize: 256) { batch in
+            received.withLock { $0 += batch }
+            return true
+        }
+        defer { queue.stop() }
+        let threads = 24, each = 2_000
+        let started = DispatchGroup()
+        for t in 0 ..< threads {
+            started.enter()
+            Thread.detachNewThread {
+                for _ in 0 ..< each {
+                    queue.export(SystemLogRecord(event: "blocked", app: "com.acme.notes", action: "copy",
+                                                 rule: "pasteboardUnauthorized", push: 3, uid: 1000))
+                }
+                queue.export(SystemLogRecord(event: "blocked", app: "com.acme.app\(t)", action: "copy", push: 3, uid: 1000))
+                started.leave()
+            }
+        }
+        started.wait()
+        // One window (1 s) and the send.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let total = received.withLock { $0.reduce(0) { $0 + ($1.count ?? 1) } }
+            if total >= threads * each + threads { break }
+            usleep(50_000)
+        }
+        let records = received.withLock { $0 }
+        let notes = records.filter { $0.app == "com.acme.notes" }
+        let total = notes.reduce(0) { $0 + ($1.count ?? 1) }
+        #expect(total == threads * each, "every export counted")
+        #expect(notes.count <= 2, "one record per window (two if the burst straddled a window): \(notes.count)")
+        #expect(Set(records.compactMap(\.app).filter { $0.hasPrefix("com.acme.app") }).count == threads)
+        #expect(queue.droppedCount == 0)
+    }
+}
