@@ -100,7 +100,7 @@ struct FilePasteboardHardeningTests {
         #expect(pasteboard.read().changeCount == 0)
     }
 
-    @Test("a writer killed while writing leaves no copy of the items; a name left by an older crash goes with the next write")
+    @Test("a writer killed while writing leaves no partial copy of the items; a name left by a crash goes with the next write")
     func killedWriterLeavesNothing() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         guard let tool = sharebrokerTool else { return }
@@ -108,6 +108,12 @@ struct FilePasteboardHardeningTests {
         let big = [UInt8](repeating: UInt8(ascii: "s"), count: 8 << 20)
         // The input thread writes to a writer this test kills: EPIPE, not SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        // The size of a complete pasteboard file of this item: all a killed writer may leave is
+        // a complete file, named, in the instant between naming it and renaming it over the
+        // pasteboard (the pasteboard holds the same bytes a moment later); never a partial one.
+        let reference = try FilePasteboard(path: folder + "/reference/pasteboard")
+        try reference.write([PasteboardItem(type: PasteboardItem.textType, bytes: big)])
+        let complete = (try FileManager.default.attributesOfItem(atPath: folder + "/reference/pasteboard")[.size] as? Int) ?? -1
         var caughtWriting = 0
         for round in 0 ..< 8 {
             let writer = try Child(tool, ["copy", "--unmanaged", "--pasteboard-file", path],
@@ -122,8 +128,10 @@ struct FilePasteboardHardeningTests {
                 }
             }
             writer.kill()
-            let left = try leftovers()
-            #expect(left.isEmpty, "round \(round): the killed writer left \(left)")
+            for name in try leftovers() {
+                let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? -1
+                #expect(size == complete, "round \(round): the killed writer left a partial copy \(name) of \(size) bytes (complete: \(complete))")
+            }
         }
         #expect(caughtWriting > 0, "at least one writer was killed while writing")
         // What a crash between naming and renaming (or an older version) leaves is removed.
