@@ -60,11 +60,7 @@ final class OTLPLogExporter: Sendable {
     }
 
     /// Queues `record`, stamped with this device; never blocks on the collector.
-    func export(_ record: SystemLogRecord) {
-        var record = record
-        if record.device == nil { record.device = hostname }
-        queue.export(record)
-    }
+    func export(_ record: SystemLogRecord) { queue.export(record) }
 
     /// How many records were dropped and not yet reported.
     var droppedCount: Int { queue.droppedCount }

@@ -79,8 +79,11 @@ final class ReportQueue: Sendable {
         thread.start()
     }
 
-    /// Queues `record`; never blocks on the destination.
+    /// Queues `record`, stamped with this queue's device when it names none; never blocks on
+    /// the destination.
     func export(_ record: SystemLogRecord) {
+        var record = record
+        if record.device == nil { record.device = device }
         let kind = Kind(event: record.event, app: record.app, action: record.action, rule: record.rule,
                         push: record.push, uid: record.uid, reason: record.reason)
         // Thread handles are addresses a stack apart (equal low bits): mix them (Fibonacci hashing).

@@ -121,11 +121,7 @@ final class SystemLogExporter: Sendable {
     }
 
     /// Queues `record`, stamped with this device; never blocks on the log.
-    func export(_ record: SystemLogRecord) {
-        var record = record
-        if record.device == nil { record.device = hostname }
-        queue.export(record)
-    }
+    func export(_ record: SystemLogRecord) { queue.export(record) }
 
     /// How many records were dropped so far and not yet reported.
     var droppedCount: Int { queue.droppedCount }

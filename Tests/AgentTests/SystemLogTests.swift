@@ -122,22 +122,9 @@ struct SystemLogTests {
 
     @Test("journald's native datagram, received on a real socket: every line KEY=value with a valid journald field name (A-Z, 0-9, _, not starting with _ or a digit, at most 64), the device field is the host name")
     func journaldDatagramFields() throws {
-        let folder = "/tmp/sbt-journald-\(getpid())-\(UInt32.random(in: 0 ... .max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/journal.sock"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        #expect(receiver >= 0)
-        defer { close(receiver) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        _ = setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let journal = try DatagramReceiver(name: "journald", timeoutSeconds: 10)
+        defer { withExtendedLifetime(journal) {} }
+        let path = journal.path, receiver = journal.descriptor
 
         let exporter = SystemLogExporter(target: .journald(socket: path))
         defer { exporter.stop() }
@@ -175,22 +162,9 @@ struct SystemLogTests {
 
     @Test("A burst of the same event is coalesced into one record with its count; other events keep records of their own; nothing is lost")
     func burstIsCoalesced() throws {
-        let folder = "/tmp/sbt-coalesce-\(getpid())-\(UInt32.random(in: 0 ... .max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/journal.sock"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        #expect(receiver >= 0)
-        defer { close(receiver) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        _ = setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let journal = try DatagramReceiver(name: "coalesce", timeoutSeconds: 5)
+        defer { withExtendedLifetime(journal) {} }
+        let path = journal.path, receiver = journal.descriptor
 
         let exporter = SystemLogExporter(target: .journald(socket: path))
         defer { exporter.stop() }
@@ -228,5 +202,36 @@ struct SystemLogTests {
         }
         #expect(ContinuousClock.now - start < .seconds(5))
         #expect(exporter.droppedCount >= 500)
+    }
+}
+
+/// A bound Unix datagram socket in a fresh folder under /tmp, standing for journald's socket;
+/// reads time out after `timeoutSeconds`. Closed and removed with the value.
+final class DatagramReceiver {
+    let path: String
+    let descriptor: Int32
+    private let folder: String
+
+    init(name: String, timeoutSeconds: Int) throws {
+        folder = "/tmp/sbt-\(name)-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        path = folder + "/journal.sock"
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { throw HarnessError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw HarnessError("bind \(path): errno \(errno)") }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(descriptor)
+        try? FileManager.default.removeItem(atPath: folder)
     }
 }
