@@ -278,9 +278,10 @@ typedef struct sb_callbacks {
     void (*secure_file_io_policy_changed)(void *user_data, int32_t policy, sb_acknowledgment *ack);
     /* Optional. The log level (SB_LOG_*) changed. */
     void (*log_level_changed)(void *user_data, int32_t level);
-    /* Optional. The app is about to lose the foreground because of a management event. */
+    /* Reserved, never called: the library has no foreground events (kept so the table's layout,
+     * and the ABI, stay unchanged). Leave NULL. */
     void (*will_resign_active)(void *user_data);
-    /* Optional. The app is back in the foreground after a management event. */
+    /* Reserved, never called, like will_resign_active. Leave NULL. */
     void (*did_become_active)(void *user_data);
 } sb_callbacks;
 

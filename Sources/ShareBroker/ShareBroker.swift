@@ -49,16 +49,24 @@ public final class ShareBroker: Sendable {
     /// - Parameters:
     ///   - appID: this app's bundle id.
     ///   - manifest: the app's static settings.
-    ///   - device: the other apps on the device, as known at start.
-    ///   - platform: the adapters; `Platform/embedded(entitling:)` keeps everything in memory.
+    ///   - platform: the adapters: `ManagedApp.attach(delegate:)` (ShareBrokerLinux) makes the
+    ///     real ones; `Platform.embedded(entitling:)` (ShareBrokerTesting) keeps everything in memory.
     ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
     ///     survives restarts. Production apps should give one: without it a crash during a
     ///     retire leaves the rest of the sensitive data in place.
     ///   - logger: the library's logger (default: label `sharebroker` through the process's
     ///     swift-log back end). The policy's log level governs it; it never carries payloads,
     ///     document contents or keys, at any level.
-    public init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps = DeviceApps(),
-                platform: Platform, wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
+    public convenience init(appID: String, manifest: AppManifest = AppManifest(), platform: Platform,
+                            wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
+        self.init(appID: appID, manifest: manifest, device: DeviceApps(), platform: platform,
+                  wipeJournal: wipeJournal, logger: logger)
+    }
+
+    /// Creates the library for `appID` with the other apps on the device as known at start (the
+    /// agent client, the simulator and tests know them; an app's broker learns them from the agent).
+    package init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps,
+                 platform: Platform, wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
         self.appID = appID
         self.platform = platform
         self.wipeJournal = wipeJournal
@@ -73,9 +81,17 @@ public final class ShareBroker: Sendable {
         }
     }
 
-    /// How old a sealed item may be when pasted (default: ``SealedItemLimits/defaultMaximumAge``,
-    /// 24 h). Lower it for stricter replay protection; an item older than the limit is refused.
-    public var sealedItemLimits: SealedItemLimits {
+    /// How old a sealed (SecureCopy) item may be when pasted, in seconds (default 86,400: 24 h).
+    /// Lower it for stricter replay protection; an item older than the limit is refused on paste
+    /// and the refusal reported (rule `sealedItemTooOld`).
+    public var sealedItemMaximumAge: UInt64 {
+        get { sealedItemLimitsStore.withLock { $0.maximumAge } }
+        set { sealedItemLimitsStore.withLock { $0.maximumAge = newValue } }
+    }
+
+    /// The age bounds of sealed items on paste: ``sealedItemMaximumAge`` and the tolerance for
+    /// a seal time in the future (default 5 min).
+    package var sealedItemLimits: SealedItemLimits {
         get { sealedItemLimitsStore.withLock { $0 } }
         set { sealedItemLimitsStore.withLock { $0 = newValue } }
     }

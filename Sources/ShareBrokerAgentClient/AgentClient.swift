@@ -166,7 +166,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     /// The other apps on the device, as the agent last described them.
     /// The native mail ids come from the device document; a broker made from this value keeps the
     /// ones of the moment it was made (pushes update the apps, not the native mail ids).
-    public var device: DeviceApps {
+    package var device: DeviceApps {
         let (apps, nativeMail) = state.withLock { ($0.device, $0.nativeMail) }
         return DeviceApps(apps.map(\.deviceApp), nativeMail: NativeMail(wire: nativeMail))
     }

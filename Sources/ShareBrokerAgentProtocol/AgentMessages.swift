@@ -87,12 +87,12 @@ public struct WireDeviceApp: Codable, Sendable, Hashable {
     }
 
     /// From the library's value.
-    public init(_ app: DeviceApp) {
+    package init(_ app: DeviceApp) {
         self.init(id: app.id, appConnect: app.isAppConnect, authorized: app.isAuthorized, schemes: app.schemes)
     }
 
     /// As the library's value.
-    public var deviceApp: DeviceApp {
+    package var deviceApp: DeviceApp {
         DeviceApp(id: id, isAppConnect: appConnect, isAuthorized: authorized, schemes: schemes)
     }
 }

@@ -175,14 +175,4 @@ final class CallbackDelegate: ShareBrokerDelegate {
         guard let callback = table.raw.log_level_changed else { return }
         enter(otherwise: ()) { CallbackScope.run { callback(userData, level.rawValue) } }
     }
-
-    func willResignActive() {
-        guard let callback = table.raw.will_resign_active else { return }
-        enter(otherwise: ()) { CallbackScope.run { callback(userData) } }
-    }
-
-    func didBecomeActive() {
-        guard let callback = table.raw.did_become_active else { return }
-        enter(otherwise: ()) { CallbackScope.run { callback(userData) } }
-    }
 }

@@ -200,7 +200,7 @@ public func sb_compose_mail(_ handle: OpaquePointer?, _ outDecision: UnsafeMutab
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             guard let outDecision else { throw .null("out_decision") }
-            outDecision.pointee = box.broker.composeMail().decision.c
+            outDecision.pointee = box.broker.composeMail().c
         }
     }
 }
@@ -210,7 +210,7 @@ public func sb_print(_ handle: OpaquePointer?, _ outDecision: UnsafeMutablePoint
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             guard let outDecision else { throw .null("out_decision") }
-            outDecision.pointee = box.broker.print().decision.c
+            outDecision.pointee = box.broker.print().c
         }
     }
 }
@@ -222,7 +222,7 @@ public func sb_drag_and_drop(_ handle: OpaquePointer?, _ target: UnsafePointer<C
         try BrokerBox.with(handle) { box throws(CFailure) in
             let target = try string(target, "target")
             guard let outDecision else { throw .null("out_decision") }
-            outDecision.pointee = box.broker.dragAndDrop(to: target).decision.c
+            outDecision.pointee = box.broker.dragAndDrop(to: target).c
         }
     }
 }

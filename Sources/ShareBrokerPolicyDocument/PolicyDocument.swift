@@ -109,10 +109,10 @@ public struct DeviceRegistry: Sendable, Hashable {
     public var apps: [RegisteredApp]
     /// Which ids count as native mail on this device (`nativeMail` in the document; the first id
     /// is the app `mailto:` opens when the platform names none). Default: the two Apple ids.
-    public var nativeMail: NativeMail
+    package var nativeMail: NativeMail
 
     /// Creates a registry.
-    public init(description: String? = nil, apps: [RegisteredApp], nativeMail: NativeMail = .appleDevices) {
+    package init(description: String? = nil, apps: [RegisteredApp], nativeMail: NativeMail = .appleDevices) {
         self.description = description
         self.apps = apps
         self.nativeMail = nativeMail
@@ -126,7 +126,7 @@ public struct DeviceRegistry: Sendable, Hashable {
 
     /// The apps as the library's sharing rules see them, leaving out `excluded` (the app under
     /// test, which is not "another app on the device" to itself).
-    public func deviceApps(excluding excluded: String? = nil) -> DeviceApps {
+    package func deviceApps(excluding excluded: String? = nil) -> DeviceApps {
         DeviceApps(apps.filter { $0.id != excluded }.map(\.deviceApp), nativeMail: nativeMail)
     }
 
@@ -181,7 +181,7 @@ public struct RegisteredApp: Sendable, Hashable {
     public var isAuthorized: Bool { isAppConnect && policy?.auth == .authorized }
 
     /// The app as the sharing rules see it.
-    public var deviceApp: DeviceApp {
+    package var deviceApp: DeviceApp {
         DeviceApp(id: id, isAppConnect: isAppConnect, isAuthorized: isAuthorized, schemes: schemes)
     }
 

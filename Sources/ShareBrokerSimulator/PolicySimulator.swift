@@ -468,12 +468,12 @@ public final class PolicySimulator {
     /// An action's result; `allowedOutcome` is the contract's word for "allowed" (`composeMail`
     /// answers `opened`, `print` and `dragAndDrop` answer `allowed`).
     private func action(_ w: World, target: String? = nil, allowedOutcome: String = "allowed",
-                        _ body: (ShareBroker) -> ActionResult) -> Members {
+                        _ body: (ShareBroker) -> Decision) -> Members {
         w.app.begin()
         let result = body(w.broker)
         return [("outcome", .string(result.allowed ? allowedOutcome : "blocked")),
                 ("notifications", .array(w.app.notifications.map(JSON.string))),
-                ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
+                ("why", .string(result.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
     }
 
     private func serverLog(_ w: World) -> Members {

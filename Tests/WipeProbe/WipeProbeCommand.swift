@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(WipeTesting) import ShareBroker
+import ShareBroker
 import ShareBrokerTesting
 
 /// `sharebroker-wipe-probe`: the crash tests' probe of the wipe journal, a test-only executable

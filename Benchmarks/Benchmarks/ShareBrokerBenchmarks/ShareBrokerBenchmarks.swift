@@ -7,7 +7,7 @@
 import Benchmark
 import BenchmarkSupport
 import CSodiumBench
-import ShareBroker
+@_spi(Benchmarks) import ShareBroker
 import ShareBrokerTesting
 
 // MARK: - Discarding platform adapters (the embedded ones record everything and grow without bound)
@@ -65,7 +65,7 @@ func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? =
                                 reportSink: DiscardingReportSink(), pasteboard: InMemoryPasteboard(),
                                 secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
         broker = ShareBroker(appID: "com.acme.bench", platform: platform)
-        if offlineTimers { try broker.enableOfflineTimers(directory: nil) }
+        if offlineTimers { try broker.benchmarkEnableOfflineTimers() }
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(whitelist)))
         if let update { _ = try broker.apply(update) }
@@ -111,7 +111,7 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("Notification decision (blockOrgData)", configuration: nanoConfiguration) { benchmark, broker in
         BenchmarkMode.measure(benchmark) {
-            blackHole(broker.decideNotification())
+            blackHole(broker.benchmarkNotificationDecision())
         }
     } setup: {
         makeBroker(extra: 0, update: PolicyUpdate(notifications: .blockOrgData))
@@ -125,7 +125,7 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("Copy decision with character exception", configuration: nanoConfiguration) { benchmark, broker in
         BenchmarkMode.measure(benchmark) {
-            blackHole(broker.decideCopy(characters: 20))
+            blackHole(broker.benchmarkCopyDecision(characters: 20))
         }
     } setup: {
         makeBroker(extra: 0, update: PolicyUpdate(pasteboard: .secureCopy, clipboardExceptionLength: 20))
@@ -135,7 +135,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Offline timers check (within the period)", configuration: nanoConfiguration) { benchmark, broker in
         BenchmarkMode.measure(benchmark) {
             do {
-                blackHole(try broker.checkOfflineTimers())
+                blackHole(try broker.benchmarkCheckOfflineTimers())
             } catch {
                 fatalError("checkOfflineTimers: \(error)")
             }

@@ -82,7 +82,7 @@ let socketPath = base + "/agent.sock"
 func connectedBroker() throws -> (AgentClient, ShareBroker) {
     let client = AgentClient(configuration: AgentClientConfiguration(socketPath: socketPath, reconnects: false))
     let welcome = try client.connect()
-    let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
+    let broker = client.makeBroker(for: welcome, platform: Platform(
         outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client,
         pasteboard: InMemoryPasteboard(), secureServices: client))
     try broker.start(delegate: BenchDelegate())

@@ -8,14 +8,14 @@
 // it came from, and every envelope it holds lies within those bytes.
 
 import FuzzSupport
-import ShareBroker
+@_spi(Fuzzing) import ShareBroker
 import ShareBrokerCrypto
 
 enum SealedSetFuzz {
     static func run(_ bytes: [UInt8]) {
-        guard let envelopes = try? SealedSet.decode(bytes) else { return }
-        fuzzRequire(!envelopes.isEmpty && envelopes.count <= SealedSet.maxEnvelopes, "a decoded set has \(envelopes.count) envelopes")
-        fuzzRequire(sameBytes(SealedSet.encode(envelopes), bytes), "re-encoding changed the bytes")
+        guard let envelopes = SealedSetCodec.decode(bytes) else { return }
+        fuzzRequire(!envelopes.isEmpty && envelopes.count <= SealedSetCodec.maxEnvelopes, "a decoded set has \(envelopes.count) envelopes")
+        fuzzRequire(sameBytes(SealedSetCodec.encode(envelopes), bytes), "re-encoding changed the bytes")
         for envelope in envelopes {
             if let type = EnvelopeFormat.itemType(ofEnvelope: envelope) {
                 fuzzRequire(type.utf8.count <= EnvelopeFormat.maxItemTypeLength, "an item type over the limit")

@@ -8,7 +8,7 @@ public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidItemType
     /// The copy names a web view the app never declared.
     case webView(WebViewError)
-    /// A copy of several representations gave none, more than ``SealedSet/maxEnvelopes``, or
+    /// A copy of several representations gave none, more than 16 (the sealed set's limit, docs/FORMATS.md), or
     /// the same type twice; nothing was written.
     case invalidRepresentations(count: Int)
     /// The platform's pasteboard refused the write (`reason` is the adapter's error); the
@@ -55,27 +55,27 @@ public struct CopyResult: Sendable, Hashable {
     /// What was written: the item in the clear, a sealed item, or nothing.
     public var action: CopyAction
     /// The decision, with its rule and generation.
-    public var decision: CopyDecision
+    package var decision: CopyDecision
 }
 
 /// How old a sealed item may be when it is pasted (item 8 of issue 13: an old sealed item put
 /// back on the pasteboard is a replay). Times are the envelope's authenticated seal time and the
 /// wall clock (ShareBrokerCrypto's `SealClock`), in seconds.
-public struct SealedItemLimits: Sendable, Hashable {
+package struct SealedItemLimits: Sendable, Hashable {
     /// The default maximum age: 24 hours.
-    public static let defaultMaximumAge: UInt64 = 86_400
+    package static let defaultMaximumAge: UInt64 = 86_400
     /// The default tolerance for a seal time in the future: 5 minutes.
-    public static let defaultFutureTolerance: UInt64 = 300
+    package static let defaultFutureTolerance: UInt64 = 300
 
     /// A version 2 item sealed longer ago than this is refused on paste (rule `sealedItemTooOld`).
-    public var maximumAge: UInt64
+    package var maximumAge: UInt64
     /// A version 2 item claiming a seal time more than this far in the future is refused
     /// (rule `sealedItemFromTheFuture`): only a key holder with a wrong clock, or one trying to
     /// outlive ``maximumAge``, writes one.
-    public var futureTolerance: UInt64
+    package var futureTolerance: UInt64
 
     /// Creates limits (defaults: 24 h, 5 min).
-    public init(maximumAge: UInt64 = defaultMaximumAge, futureTolerance: UInt64 = defaultFutureTolerance) {
+    package init(maximumAge: UInt64 = defaultMaximumAge, futureTolerance: UInt64 = defaultFutureTolerance) {
         self.maximumAge = maximumAge
         self.futureTolerance = futureTolerance
     }
@@ -114,7 +114,7 @@ package enum PasteboardReader {
     ///
     /// With `clearItems` false (paste-in from managed apps only, for an item this app did not
     /// write) clear items are skipped: only sealed items can be read.
-    public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true) -> PasteboardItem? {
+    package static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true) -> PasteboardItem? {
         readable(items, keyRing: keyRing, clearItems: clearItems, now: SealClock.now(), limits: SealedItemLimits()).item?.item
     }
 
@@ -122,7 +122,7 @@ package enum PasteboardReader {
     /// `limits`, with the sealer and seal time of a sealed item, and the rule of the first sealed
     /// item refused as forged or replayed (`sealedItemForged`, `sealedItemTooOld`,
     /// `sealedItemFromTheFuture`), if any.
-    public static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true, now: UInt64,
+    package static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true, now: UInt64,
                                 limits: SealedItemLimits) -> (item: PastedItem?, refusal: String?) {
         var refusal: String?
         for item in items {
@@ -163,7 +163,7 @@ extension ShareBroker {
     /// - Parameter characters: for plain text, ``PasteboardItem/characterCount(limit:)`` with the
     ///   snapshot's ``PolicySnapshot/clipboardExceptionLength`` as the limit; `nil` for anything else.
     @inlinable
-    public func decideCopy(characters: Int?) -> CopyDecision {
+    package func decideCopy(characters: Int?) -> CopyDecision {
         let snapshot = currentSnapshot
         return TransferRules.copy(managed: snapshot.identity == .managed, characters: characters, in: snapshot)
     }
@@ -188,7 +188,7 @@ extension ShareBroker {
     /// naming its own type), or none, in which case the pasteboard keeps exactly what it had.
     ///
     /// - Parameters:
-    ///   - representations: 1 to ``SealedSet/maxEnvelopes`` items of distinct types, together at
+    ///   - representations: 1 to 16 items of distinct types, together at
     ///     most `EnvelopeFormat/maxPlaintextSize` bytes.
     ///   - webView: the web view the content comes from, if any, as for a single item.
     @discardableResult
@@ -302,7 +302,7 @@ extension ShareBroker {
     ///
     /// A sealed item is refused, and the refusal reported as a blocked paste, when it was sealed
     /// under a retired key after the key's retirement (rule `sealedItemForged`: a deauthorized
-    /// app that kept its key), or is older than ``sealedItemLimits``' maximum age (rule
+    /// app that kept its key), or is older than ``ShareBroker/sealedItemMaximumAge`` (rule
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
     /// (`sealedItemFromTheFuture`).
     public func pasteWithOrigin() -> PastedItem? {

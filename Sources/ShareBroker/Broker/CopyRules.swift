@@ -9,18 +9,19 @@ public enum CopyAction: String, Sendable, Hashable {
 }
 
 /// A copy decision and the rule that made it.
-public struct CopyDecision: Sendable, Hashable {
+@usableFromInline
+package struct CopyDecision: Sendable, Hashable {
     /// Clear, sealed, or blocked.
-    public var action: CopyAction
+    @usableFromInline package var action: CopyAction
     /// Why.
-    public var rule: CopyRule
+    package var rule: CopyRule
     /// Whether the app's `copyAttemptedWhenUnauthorized` callback is owed.
-    public var notifiesApp: Bool
+    package var notifiesApp: Bool
     /// The generation of the snapshot the decision read.
-    public var generation: UInt64
+    package var generation: UInt64
 
     /// Creates a decision.
-    public init(action: CopyAction, rule: CopyRule, notifiesApp: Bool, generation: UInt64) {
+    @usableFromInline package init(action: CopyAction, rule: CopyRule, notifiesApp: Bool, generation: UInt64) {
         self.action = action
         self.rule = rule
         self.notifiesApp = notifiesApp
@@ -29,7 +30,8 @@ public struct CopyDecision: Sendable, Hashable {
 }
 
 /// The rules of a copy decision.
-public enum CopyRule: String, Sendable, Hashable, CaseIterable {
+@usableFromInline
+package enum CopyRule: String, Sendable, Hashable, CaseIterable {
     /// Unmanaged content is not restricted.
     case unmanagedContent
     /// No policy yet: fail closed.
@@ -51,7 +53,7 @@ public enum CopyRule: String, Sendable, Hashable, CaseIterable {
     case noKeys
 
     /// The explanation for people (the simulator's `why`).
-    public var explanation: String {
+    package var explanation: String {
         switch self {
         case .unmanagedContent: "written: unmanaged content is not restricted"
         case .notReady: "blocked: no policy has arrived yet, so nothing is written"

@@ -5,13 +5,13 @@
 /// empty: zero bytes cannot carry any byte of the original, nor reveal its size.
 package enum DummyFile {
     /// The extension of every dummy; no app opens it.
-    public static let fileExtension = "sbwithheld"
+    package static let fileExtension = "sbwithheld"
 
     private static let prefix: StaticString = "withheld-"
     private static let hexDigits: StaticString = "0123456789abcdef"
 
     /// A fresh mangled name: one 128-bit random value in hex. Builds the name in place (one allocation).
-    public static func mangledName() -> String {
+    package static func mangledName() -> String {
         var rng = SystemRandomNumberGenerator()
         let random = (rng.next() as UInt64, rng.next() as UInt64)
         let ext = fileExtension.utf8
@@ -41,5 +41,5 @@ package enum DummyFile {
     }
 
     /// The dummy's content: always empty.
-    public static let contents: [UInt8] = []
+    package static let contents: [UInt8] = []
 }

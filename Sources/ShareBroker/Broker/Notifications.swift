@@ -1,5 +1,6 @@
 /// What the app does with a desktop notification it is about to post.
-public enum NotificationAction: String, Sendable, Hashable, CaseIterable {
+@usableFromInline
+package enum NotificationAction: String, Sendable, Hashable, CaseIterable {
     /// Post it as the app wrote it.
     case post
     /// Post ``NotificationDecision/genericText`` instead of the app's title and body: the
@@ -10,7 +11,8 @@ public enum NotificationAction: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The rules of a notification decision.
-public enum NotificationRule: String, Sendable, Hashable, CaseIterable {
+@usableFromInline
+package enum NotificationRule: String, Sendable, Hashable, CaseIterable {
     /// Unmanaged content (a personal identity) is not restricted.
     case unmanagedContent
     /// No policy yet: fail closed.
@@ -25,7 +27,7 @@ public enum NotificationRule: String, Sendable, Hashable, CaseIterable {
     case notificationsBlocked
 
     /// The explanation for people (the simulator's `why`).
-    public var explanation: String {
+    package var explanation: String {
         switch self {
         case .unmanagedContent: "posted: unmanaged content is not restricted"
         case .notReady: "blocked: no policy has arrived yet, so no notification is posted"
@@ -39,20 +41,21 @@ public enum NotificationRule: String, Sendable, Hashable, CaseIterable {
 }
 
 /// A notification decision and the rule that made it.
-public struct NotificationDecision: Sendable, Hashable {
+@usableFromInline
+package struct NotificationDecision: Sendable, Hashable {
     /// The text a notification shows under ``NotificationPolicy/blockOrgData``, in place of the
     /// app's title and body. It names no app, account, sender or content.
-    public static let genericText = "You have new content. Open the app to see it."
+    package static let genericText = "You have new content. Open the app to see it."
 
     /// Post, post generic text, or post nothing.
-    public var action: NotificationAction
+    @usableFromInline package var action: NotificationAction
     /// Why.
-    public var rule: NotificationRule
+    package var rule: NotificationRule
     /// The generation of the snapshot the decision read.
-    public var generation: UInt64
+    package var generation: UInt64
 
     /// Creates a decision.
-    public init(action: NotificationAction, rule: NotificationRule, generation: UInt64) {
+    @usableFromInline package init(action: NotificationAction, rule: NotificationRule, generation: UInt64) {
         self.action = action
         self.rule = rule
         self.generation = generation
@@ -66,7 +69,7 @@ public struct NotificationContent: Sendable, Hashable {
     /// The body to post; `nil` when there is none or nothing may be posted.
     public var body: String?
     /// The decision, with its rule and generation.
-    public var decision: NotificationDecision
+    package var decision: NotificationDecision
 
     /// Whether anything may be posted.
     public var mayPost: Bool { decision.action != .blocked }
@@ -97,7 +100,7 @@ extension ShareBroker {
     /// Decides a notification without posting anything: what ``notification(title:body:)`` will
     /// answer. Content is managed unless the current identity is unmanaged. Never allocates.
     @inlinable
-    public func decideNotification() -> NotificationDecision {
+    package func decideNotification() -> NotificationDecision {
         let snapshot = currentSnapshot
         return TransferRules.notification(managed: snapshot.identity == .managed, in: snapshot)
     }
@@ -106,8 +109,8 @@ extension ShareBroker {
     /// ``NotificationContent/title`` is `nil`.
     ///
     /// Under ``NotificationPolicy/allow`` (and for unmanaged content) the app's own title and
-    /// body come back; under ``NotificationPolicy/blockOrgData`` the title is
-    /// ``NotificationDecision/genericText`` and there is no body; under ``NotificationPolicy/block``,
+    /// body come back; under ``NotificationPolicy/blockOrgData`` the title is a
+    /// generic text ("You have new content. Open the app to see it.") and there is no body; under ``NotificationPolicy/block``,
     /// before the first policy and while the user is not authorized, nothing may be posted and
     /// the attempt is reported to the server (the rule, never the text).
     public func notification(title: String, body: String? = nil) -> NotificationContent {

@@ -16,7 +16,7 @@ package enum TransferRules {
     /// The gate every rule passes first: before ready, or while the user is not authorized
     /// (retired included), everything is blocked.
     @inlinable
-    public static func failClosed(_ policy: PolicySnapshot) -> Decision? {
+    package static func failClosed(_ policy: PolicySnapshot) -> Decision? {
         guard policy.isReady else { return Decision(allowed: false, rule: .notReady, generation: policy.generation) }
         guard policy.authState == .authorized else {
             return Decision(allowed: false, rule: .notAuthorized, generation: policy.generation)
@@ -50,7 +50,7 @@ package enum TransferRules {
 
     /// Whether native mail may open: the in-app composer, or `mailto:` before its exemptions.
     @inlinable
-    public static func nativeMail(in policy: PolicySnapshot) -> Decision {
+    package static func nativeMail(in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {
         case .authorized: return Decision(allowed: true, rule: .openInAuthorized, generation: policy.generation)
@@ -64,7 +64,7 @@ package enum TransferRules {
 
     /// Whether the app may print.
     @inlinable
-    public static func print(in policy: PolicySnapshot) -> Decision {
+    package static func print(in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         return policy.printPolicy == .authorized
             ? Decision(allowed: true, rule: .printAuthorized, generation: policy.generation)
@@ -73,7 +73,7 @@ package enum TransferRules {
 
     /// Whether content may be dropped onto `target`.
     @inlinable
-    public static func dragAndDrop(target: String, in policy: PolicySnapshot) -> Decision {
+    package static func dragAndDrop(target: String, in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.dragAndDropPolicy {
         case .allApps: return Decision(allowed: true, rule: .dragAndDropAll, generation: policy.generation)

@@ -36,23 +36,15 @@ public struct TransferResult: Sendable, Hashable {
 /// ``ShareBroker/openIn(documentNamed:target:via:handOff:)``).
 package struct HandOffRequest: Sendable, Hashable {
     /// The name to hand over: the document's own name when ``delivers``, else a fresh mangled name.
-    public var name: String
+    package var name: String
     /// Whether the document's bytes may go; when false the target gets an empty file.
-    public var delivers: Bool
+    package var delivers: Bool
     /// The target app id the app asked for.
-    public var target: String
+    package var target: String
     /// The channel of the hand-off.
-    public var channel: TransferChannel
+    package var channel: TransferChannel
     /// The decision and its rule.
-    public var decision: Decision
-}
-
-/// The outcome of an action that is simply allowed or blocked (mail composer, print, drag and drop).
-public struct ActionResult: Sendable, Hashable {
-    /// Whether the action may proceed.
-    public var allowed: Bool { decision.allowed }
-    /// The decision and its rule.
-    public var decision: Decision
+    package var decision: Decision
 }
 
 extension ShareBroker {
@@ -132,28 +124,28 @@ extension ShareBroker {
 
     /// Whether the app may show the in-app mail composer (or hand a `mailto:` tapped in a web or
     /// text view to it). Native mail is whitelisted only when the whitelist holds every native mail
-    /// id of the device (``DeviceApps/nativeMail``).
-    public func composeMail() -> ActionResult {
+    /// id of the device.
+    public func composeMail() -> Decision {
         let snapshot = currentSnapshot
         let decision = TransferRules.nativeMail(in: snapshot)
         if !decision.allowed {
             blocked("composeMail", target: snapshot.device.nativeMail.launchID, decision: decision, snapshot: snapshot)
             if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
         }
-        return ActionResult(decision: decision)
+        return decision
     }
 
     /// Whether the app may print.
-    public func print() -> ActionResult {
+    public func print() -> Decision {
         let snapshot = currentSnapshot
         let decision = TransferRules.print(in: snapshot)
         if !decision.allowed { blocked("print", target: nil, decision: decision, snapshot: snapshot) }
-        return ActionResult(decision: decision)
+        return decision
     }
 
     /// Whether content may be dropped onto `target`. A drop refused to an app that does not link
     /// the library calls ``ShareBrokerDelegate/dragAndDropAttemptedToNonAppConnectApp()``.
-    public func dragAndDrop(to target: String) -> ActionResult {
+    public func dragAndDrop(to target: String) -> Decision {
         let snapshot = currentSnapshot
         let decision = TransferRules.dragAndDrop(target: target, in: snapshot)
         if !decision.allowed {
@@ -162,7 +154,7 @@ extension ShareBroker {
                 delegate?.dragAndDropAttemptedToNonAppConnectApp()
             }
         }
-        return ActionResult(decision: decision)
+        return decision
     }
 
     private func blocked(_ action: String, target: String?, decision: Decision, snapshot: PolicySnapshot) {

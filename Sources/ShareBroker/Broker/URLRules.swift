@@ -42,7 +42,7 @@ public struct URLDecision: Sendable, Hashable {
 /// Decisions for URLs handed to other apps: documents encoded in custom URLs are transfers too.
 package enum URLRules {
     /// The URL's scheme, lower-cased, or an error when it has none.
-    public static func scheme(of url: String) throws(URLRequestError) -> String {
+    package static func scheme(of url: String) throws(URLRequestError) -> String {
         guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { throw .missingScheme }
         let scheme = url.utf8[url.utf8.startIndex..<colon]
         guard let first = scheme.first, isAlpha(first) else { throw .missingScheme }
@@ -67,7 +67,7 @@ package enum URLRules {
     /// * Any other scheme is a transfer to the app that handles it (the platform's association,
     ///   else the device table), under the Open In policy.
     /// * Before ready, or while the user is not authorized, everything is blocked.
-    public static func decide(url: String, in policy: PolicySnapshot,
+    package static func decide(url: String, in policy: PolicySnapshot,
                               association: SchemeAssociation = .deviceTable) throws(URLRequestError) -> URLDecision {
         let scheme = try scheme(of: url)
         if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }

@@ -6,16 +6,16 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
     case alreadyStarted
     /// No policy has arrived yet. Wait for ``ShareBrokerDelegate/appConnectIsReady()``.
     case notReady
-    /// The offline timers could not record a confirmation (the folder given to
-    /// ``ShareBroker/enableOfflineTimers(clock:directory:)``); the error names the path and the fix.
-    case offlineTimers(WipeFileError)
+    /// The offline timers could not record a confirmation in their folder; `reason` names the
+    /// operation, the path and the fix (make the folder writable, or free space).
+    case offlineTimers(reason: String)
 
     public var description: String {
         switch self {
         case .notStarted: "the library has not been started; call start(delegate:) first"
         case .alreadyStarted: "the library was already started; call start(delegate:) once per process"
         case .notReady: "no policy has arrived yet; wait for appConnectIsReady before reading policies"
-        case .offlineTimers(let e): "the offline timers could not record the confirmation: \(e)"
+        case .offlineTimers(let reason): "the offline timers could not record the confirmation: \(reason)"
         }
     }
 }

@@ -19,7 +19,7 @@ extension ShareBroker {
     /// so a crash half way is finished at the next start), reports the wipe to the server sink,
     /// and announces only the authorization change.
     ///
-    /// Every update is a confirmation for the offline timers (``enableOfflineTimers(clock:directory:)``);
+    /// Every update is a confirmation for the offline timers (which `ManagedApp` runs);
     /// a confirmation that cannot be saved is logged, and counts in memory.
     @discardableResult
     public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
@@ -63,7 +63,7 @@ extension ShareBroker {
     /// Adds an app to the device, or updates it. Under "All AppConnect apps" the whitelist follows,
     /// and the app is told when it changed.
     @discardableResult
-    public func updateDevice(_ app: DeviceApp) throws(ShareBrokerError) -> UpdateOutcome {
+    package func updateDevice(_ app: DeviceApp) throws(ShareBrokerError) -> UpdateOutcome {
         try swap { old in
             var device = old.device
             device.upsert(app)

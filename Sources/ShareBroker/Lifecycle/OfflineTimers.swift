@@ -8,17 +8,17 @@ import Synchronization
 /// A moment as the offline timers measure it: the time since boot, counting suspend
 /// (`CLOCK_BOOTTIME`), with the boot it belongs to, and the wall clock for the one case the
 /// boot clock cannot cover (a reboot in between).
-public struct BootInstant: Sendable, Hashable {
+package struct BootInstant: Sendable, Hashable {
     /// Identifies the boot (`/proc/sys/kernel/random/boot_id`); ``sinceBoot`` values compare only
     /// within one boot.
-    public var bootID: String
+    package var bootID: String
     /// Time since boot, suspend included: neither setting the wall clock nor suspending stops it.
-    public var sinceBoot: Duration
+    package var sinceBoot: Duration
     /// The wall clock (`CLOCK_REALTIME`) since 1970, used only across a reboot.
-    public var wallClock: Duration
+    package var wallClock: Duration
 
     /// Creates an instant.
-    public init(bootID: String, sinceBoot: Duration, wallClock: Duration) {
+    package init(bootID: String, sinceBoot: Duration, wallClock: Duration) {
         self.bootID = bootID
         self.sinceBoot = sinceBoot
         self.wallClock = wallClock
@@ -27,7 +27,7 @@ public struct BootInstant: Sendable, Hashable {
     /// How long ago `earlier` was. Within one boot, the boot clock alone decides, so a wall-clock
     /// change does nothing. Across a reboot the time before it is unknown: the larger of the time
     /// since this boot and the wall-clock difference, never less than the time since this boot.
-    public func elapsed(since earlier: BootInstant) -> Duration {
+    package func elapsed(since earlier: BootInstant) -> Duration {
         if bootID == earlier.bootID { return max(sinceBoot - earlier.sinceBoot, .zero) }
         return max(sinceBoot, wallClock - earlier.wallClock)
     }
@@ -35,7 +35,7 @@ public struct BootInstant: Sendable, Hashable {
 
 /// Where the offline timers read the time. ``SystemBootClock`` is the real one; tests and the
 /// simulator inject their own.
-public protocol BootClock: Sendable {
+package protocol BootClock: Sendable {
     /// The current moment.
     func now() -> BootInstant
     /// The time since boot alone (``BootInstant/sinceBoot`` of ``now()``): the one reading a
@@ -49,19 +49,19 @@ extension BootClock {
 }
 
 /// `CLOCK_BOOTTIME` (monotonic, counts suspend), the kernel's boot id, and `CLOCK_REALTIME`.
-public struct SystemBootClock: BootClock {
+package struct SystemBootClock: BootClock {
     private let bootID: String
 
     /// Reads the boot id once (it cannot change while the process lives).
-    public init() {
+    package init() {
         bootID = Self.readBootID() ?? "unknown-boot"
     }
 
-    public func now() -> BootInstant {
+    package func now() -> BootInstant {
         BootInstant(bootID: bootID, sinceBoot: Self.read(Self.bootClock), wallClock: Self.read(CLOCK_REALTIME))
     }
 
-    public func sinceBoot() -> Duration { Self.read(Self.bootClock) }
+    package func sinceBoot() -> Duration { Self.read(Self.bootClock) }
 
     /// Nanoseconds since boot, suspend included, without building a `Duration`.
     static func bootNanoseconds() -> Int64 {
@@ -124,7 +124,7 @@ public struct OfflinePolicy: Sendable, Hashable {
 }
 
 /// What ``ShareBroker/checkOfflineTimers()`` found.
-public enum OfflineState: Sendable, Hashable {
+package enum OfflineState: Sendable, Hashable {
     /// No timers, no confirmation yet, or within the access-check period.
     case confirmed(elapsed: Duration?)
     /// Past the access-check period: transfers fail closed until the next confirmation.
@@ -223,7 +223,7 @@ extension ShareBroker {
     ///
     /// - Throws: ``WipeFileError`` when the folder cannot be made or the saved confirmation cannot
     ///   be read; check the folder's owner and permissions.
-    public func enableOfflineTimers(clock: any BootClock = SystemBootClock(), directory: String?) throws(WipeFileError) {
+    package func enableOfflineTimers(clock: any BootClock = SystemBootClock(), directory: String?) throws(WipeFileError) {
         let timers = try OfflineTimers(clock: clock, directory: directory)
         offlineTimers.withLock { $0 = timers }
         refreshOfflineTimers()
@@ -264,10 +264,10 @@ extension ShareBroker {
     /// - Throws: ``ShareBrokerError/offlineTimers(_:)`` when the confirmation could not be saved
     ///   in the folder (it still counts until the app restarts); check the folder's space and
     ///   permissions.
-    public func confirmPolicy() throws(ShareBrokerError) {
+    package func confirmPolicy() throws(ShareBrokerError) {
         let (held, saveError) = recordConfirmation(release: true)
         if let held { try applyUnconfirmed(PolicyUpdate(auth: held.auth, authMessage: held.message)) }
-        if let saveError { throw .offlineTimers(saveError) }
+        if let saveError { throw .offlineTimers(reason: saveError.description) }
     }
 
     /// Applies what the offline timers say now: past ``OfflinePolicy/accessCheckAfter`` the user
@@ -275,7 +275,7 @@ extension ShareBroker {
     /// closed; the next confirmation gives the server's state back); past
     /// ``OfflinePolicy/wipeAfter`` the app is retired and wiped, as if the server had retired it.
     @discardableResult
-    public func checkOfflineTimers() throws(ShareBrokerError) -> OfflineState {
+    package func checkOfflineTimers() throws(ShareBrokerError) -> OfflineState {
         // The common case: within the periods, in the boot of the last confirmation.
         if let quick = offlineTimers.withLock({ $0?.quickElapsed() }), !quick.overdue {
             return .confirmed(elapsed: .nanoseconds(quick.nanoseconds))

@@ -1,5 +1,5 @@
 /// A delegate callback the library invoked for a change, in the order it invoked them.
-public enum PolicyChange: String, Sendable, Hashable, CaseIterable {
+package enum PolicyChange: String, Sendable, Hashable, CaseIterable {
     /// ``ShareBrokerDelegate/appConnectIsReady()``.
     case ready = "appConnectIsReady"
     /// ``ShareBrokerDelegate/authStateChanged(to:message:)``.
@@ -20,7 +20,7 @@ public enum PolicyChange: String, Sendable, Hashable, CaseIterable {
     case secureServices = "secureServicesAvailabilityChanged"
 
     /// The acknowledgment this change owes, if any.
-    public var acknowledgedKind: AcknowledgedKind? {
+    package var acknowledgedKind: AcknowledgedKind? {
         switch self {
         case .auth: .auth
         case .config: .config
@@ -36,7 +36,7 @@ public enum PolicyChange: String, Sendable, Hashable, CaseIterable {
 /// What one update did: the callbacks invoked, the acknowledgments reported, whether it wiped.
 public struct UpdateOutcome: Sendable, Hashable {
     /// The callbacks the library invoked, in order.
-    public var changes: [PolicyChange]
+    package var changes: [PolicyChange]
     /// The acknowledgments reported to the server for this update, in order.
     public var acknowledgments: [AcknowledgmentRecord]
     /// Whether the update retired the app and wiped its sensitive data.
@@ -45,7 +45,7 @@ public struct UpdateOutcome: Sendable, Hashable {
     public var generation: UInt64
 
     /// Creates an outcome.
-    public init(changes: [PolicyChange] = [], acknowledgments: [AcknowledgmentRecord] = [],
+    package init(changes: [PolicyChange] = [], acknowledgments: [AcknowledgmentRecord] = [],
                 wiped: Bool = false, generation: UInt64) {
         self.changes = changes
         self.acknowledgments = acknowledgments

@@ -6,13 +6,13 @@ package final class PolicyStore: Sendable {
     private let current: Mutex<PolicySnapshot>
 
     /// Starts from `initial`.
-    public init(initial: PolicySnapshot) {
+    package init(initial: PolicySnapshot) {
         current = Mutex(initial)
     }
 
     /// The snapshot in force now.
     @inline(__always)
-    public var snapshot: PolicySnapshot { current.withLock { $0 } }
+    package var snapshot: PolicySnapshot { current.withLock { $0 } }
 
     /// Installs `next`. Only the lifecycle calls this.
     func install(_ next: PolicySnapshot) {

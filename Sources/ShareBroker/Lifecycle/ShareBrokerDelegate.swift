@@ -40,10 +40,6 @@ public protocol ShareBrokerDelegate: AnyObject, Sendable {
     func secureFileIOPolicyChanged(to policy: SecureFileIOPolicy) -> Acknowledgment
     /// The log level changed. Owes no acknowledgment.
     func logLevelChanged(to level: LogLevel)
-    /// The app is about to lose the foreground because of a management event.
-    func willResignActive()
-    /// The app is back in the foreground after a management event.
-    func didBecomeActive()
 }
 
 extension ShareBrokerDelegate {
@@ -71,8 +67,4 @@ extension ShareBrokerDelegate {
     public func secureFileIOPolicyChanged(to policy: SecureFileIOPolicy) -> Acknowledgment { .unsupported }
     /// Not implemented: nothing happens.
     public func logLevelChanged(to level: LogLevel) {}
-    /// Not implemented: nothing happens.
-    public func willResignActive() {}
-    /// Not implemented: nothing happens.
-    public func didBecomeActive() {}
 }

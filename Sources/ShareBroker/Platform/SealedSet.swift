@@ -7,22 +7,22 @@ import ShareBrokerCrypto
 ///
 /// Layout (big-endian): magic `89 53 42 53`, version `01`, count (2 bytes, 1 ... ``maxEnvelopes``),
 /// then per envelope a 4-byte length and the envelope.
-public enum SealedSet {
+package enum SealedSet {
     /// The clipboard target (MIME type) under which the set is offered.
-    public static let targetName = "application/x-sharebroker-sealed"
+    package static let targetName = "application/x-sharebroker-sealed"
     /// The magic: `0x89 'S' 'B' 'S'` (like the envelope's, never the start of UTF-8 text).
-    public static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x53]
+    package static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x53]
     /// The format version.
-    public static let version: UInt8 = 1
+    package static let version: UInt8 = 1
     /// The most envelopes (representations) one set carries.
-    public static let maxEnvelopes = 16
+    package static let maxEnvelopes = 16
     /// The largest encoded set accepted: every envelope together within one envelope's limit,
     /// plus framing, as the core never seals more than `EnvelopeFormat/maxPlaintextSize` in total.
-    public static let maxSize = EnvelopeFormat.maxEnvelopeSize + maxEnvelopes * (EnvelopeFormat.fixedHeaderLength
+    package static let maxSize = EnvelopeFormat.maxEnvelopeSize + maxEnvelopes * (EnvelopeFormat.fixedHeaderLength
         + EnvelopeFormat.maxItemTypeLength + EnvelopeFormat.nonceLength + EnvelopeFormat.tagLength + 4) + 7
 
     /// Why bytes are not a sealed set.
-    public enum DecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum DecodingError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Over ``SealedSet/maxSize``; not read.
         case tooLarge(size: Int)
         /// Not the magic and version this reader knows.
@@ -31,7 +31,7 @@ public enum SealedSet {
         /// bytes are left over.
         case malformed
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .tooLarge(let size): "the sealed target is \(size) bytes, over the \(SealedSet.maxSize)-byte limit; it was not read"
             case .notASealedSet: "the sealed target does not start with the sealed-set magic and version 1"
@@ -42,7 +42,7 @@ public enum SealedSet {
 
     /// Encodes the envelopes (1 ... ``maxEnvelopes`` of them; the caller, the core's copy, never
     /// gives more).
-    public static func encode(_ envelopes: [[UInt8]]) -> [UInt8] {
+    package static func encode(_ envelopes: [[UInt8]]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(7 + envelopes.reduce(0) { $0 + 4 + $1.count })
         out.append(contentsOf: magic)
@@ -58,7 +58,7 @@ public enum SealedSet {
     }
 
     /// Decodes a set; the envelopes themselves are checked when opened.
-    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> [[UInt8]] {
+    package static func decode(_ bytes: [UInt8]) throws(DecodingError) -> [[UInt8]] {
         guard bytes.count <= maxSize else { throw .tooLarge(size: bytes.count) }
         guard bytes.count >= 7, Array(bytes[0..<4]) == magic, bytes[4] == version else { throw .notASealedSet }
         let count = Int(bytes[5]) << 8 | Int(bytes[6])

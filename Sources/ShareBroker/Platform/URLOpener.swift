@@ -1,6 +1,6 @@
 /// Which app the platform says opens a URL scheme.
 public enum SchemeAssociation: Sendable, Hashable {
-    /// The platform has no association of its own: the device table (``DeviceApps``) decides.
+    /// The platform has no association of its own: the device table (the device's apps, as the agent knows them) decides.
     case deviceTable
     /// The platform's association names this app id (a Linux desktop's
     /// `x-scheme-handler/<scheme>` default, for example).

@@ -1,16 +1,17 @@
 /// Another app on the device, as far as the sharing rules care.
-public struct DeviceApp: Sendable, Hashable {
+@usableFromInline
+package struct DeviceApp: Sendable, Hashable {
     /// The bundle id, compared exactly (case-sensitive, whole id).
-    public var id: String
+    package var id: String
     /// Whether the app links an AppConnect-style library.
-    public var isAppConnect: Bool
+    package var isAppConnect: Bool
     /// Whether that app's user is currently authorized.
-    public var isAuthorized: Bool
+    package var isAuthorized: Bool
     /// URL schemes the app opens, lower-cased.
-    public var schemes: [String]
+    package var schemes: [String]
 
     /// Creates a description of an app on the device.
-    public init(id: String, isAppConnect: Bool = false, isAuthorized: Bool = false, schemes: [String] = []) {
+    package init(id: String, isAppConnect: Bool = false, isAuthorized: Bool = false, schemes: [String] = []) {
         self.id = id
         self.isAppConnect = isAppConnect
         self.isAuthorized = isAuthorized
@@ -18,45 +19,46 @@ public struct DeviceApp: Sendable, Hashable {
     }
 
     /// An app that links the library and whose user is authorized.
-    public var isAuthorizedAppConnectApp: Bool { isAppConnect && isAuthorized }
+    @usableFromInline package var isAuthorizedAppConnectApp: Bool { isAppConnect && isAuthorized }
 }
 
 /// The other apps on the device: an immutable value kept inside the policy snapshot so that a
 /// decision sees the device and the policy of one and the same moment.
-public struct DeviceApps: Sendable, Hashable {
+@usableFromInline
+package struct DeviceApps: Sendable, Hashable {
     private var byID: [String: DeviceApp] = [:]
     private var order: [String] = []
     /// Which ids count as native mail on this device (the seeds' two Apple ids by default).
-    public var nativeMail: NativeMail = .appleDevices
+    @usableFromInline package var nativeMail: NativeMail = .appleDevices
 
     /// An empty device.
-    public init() {}
+    package init() {}
 
     /// A device holding these apps; a later entry with the same id replaces an earlier one.
-    public init(_ apps: [DeviceApp], nativeMail: NativeMail = .appleDevices) {
+    package init(_ apps: [DeviceApp], nativeMail: NativeMail = .appleDevices) {
         for app in apps { upsert(app) }
         self.nativeMail = nativeMail
     }
 
     /// Adds an app, or replaces the one with the same id.
-    public mutating func upsert(_ app: DeviceApp) {
+    package mutating func upsert(_ app: DeviceApp) {
         if byID.updateValue(app, forKey: app.id) == nil { order.append(app.id) }
     }
 
     /// The app with exactly this id, if the device has it.
-    public subscript(id: String) -> DeviceApp? { byID[id] }
+    @usableFromInline package subscript(id: String) -> DeviceApp? { byID[id] }
 
     /// Every app, in the order they were first added.
-    public var all: [DeviceApp] { order.compactMap { byID[$0] } }
+    package var all: [DeviceApp] { order.compactMap { byID[$0] } }
 
     /// The ids of every authorized AppConnect app: the expansion of "All AppConnect apps".
-    public var authorizedAppConnectIDs: Set<String> {
+    package var authorizedAppConnectIDs: Set<String> {
         Set(byID.values.lazy.filter(\.isAuthorizedAppConnectApp).map(\.id))
     }
 
     /// The first app (in order of addition) that opens `scheme`, compared case-insensitively
     /// as URL schemes are.
-    public func handler(forScheme scheme: String) -> DeviceApp? {
+    package func handler(forScheme scheme: String) -> DeviceApp? {
         let scheme = scheme.lowercased()
         for id in order {
             if let app = byID[id], app.schemes.contains(scheme) { return app }
@@ -65,7 +67,7 @@ public struct DeviceApps: Sendable, Hashable {
     }
 
     /// Whether an installed, authorized AppConnect app opens `scheme`.
-    public func authorizedAppConnectHandler(forScheme scheme: String) -> DeviceApp? {
+    package func authorizedAppConnectHandler(forScheme scheme: String) -> DeviceApp? {
         let scheme = scheme.lowercased()
         for id in order {
             if let app = byID[id], app.isAuthorizedAppConnectApp, app.schemes.contains(scheme) { return app }

@@ -19,7 +19,7 @@ public final class PolicySnapshot: Sendable {
     public let openInPolicy: OpenInPolicy
     /// The effective whitelist (empty unless ``openInPolicy`` is ``OpenInPolicy/whitelist``).
     public let openInWhitelist: Set<String>
-    /// Whether ``openInWhitelist`` holds every native mail id of the device (``DeviceApps/nativeMail``).
+    /// Whether ``openInWhitelist`` holds every native mail id of the device.
     public let whitelistAllowsNativeMail: Bool
     /// The pasteboard policy.
     public let pasteboardPolicy: PasteboardPolicy
@@ -40,7 +40,7 @@ public final class PolicySnapshot: Sendable {
     /// The app's static settings.
     public let manifest: AppManifest
     /// The other apps on the device.
-    public let device: DeviceApps
+    @usableFromInline package let device: DeviceApps
     /// Whose content the app shows now: managed (the default) or a personal, unmanaged account.
     public let identity: ManagedIdentity
     /// Copies of plain text of at most this many characters (grapheme clusters, Swift's
@@ -129,7 +129,7 @@ public final class PolicySnapshot: Sendable {
     /// (every transfer fails closed). The policies added after AppConnect's set (the clipboard
     /// exception, notifications, Open From, paste-in) start at the behaviour the library had
     /// before them, so that a server that never sends them changes nothing.
-    public static func initial(manifest: AppManifest, device: DeviceApps = DeviceApps(),
+    package static func initial(manifest: AppManifest, device: DeviceApps = DeviceApps(),
                                secureServices: SecureServicesAvailability = .available) -> PolicySnapshot {
         PolicySnapshot(
             generation: 0, isReady: false, authState: .unauthorized, authMessage: "",

@@ -31,8 +31,8 @@ public struct PolicyUpdate: Sendable, Hashable {
     public var openFrom: OpenFromSetting?
     /// Where clear items pasted into managed content may come from.
     public var pasteIn: PasteInPolicy?
-    /// How long the app may go without a confirmation of its policy (see
-    /// ``ShareBroker/enableOfflineTimers(clock:directory:)``).
+    /// How long the app may go without a confirmation of its policy (the
+    /// offline timers, which `ManagedApp` of ShareBrokerLinux runs).
     public var offline: OfflinePolicy?
 
     /// Creates an update; every field defaults to "keep the current value".

@@ -145,7 +145,7 @@ public enum NotificationPolicy: Int32, Sendable, CaseIterable, Hashable {
     /// Notifications are posted as the app wrote them (Intune's `allow`; the default).
     case allow = 0
     /// Notifications of managed content are posted with generic text that carries no
-    /// organization data (``NotificationDecision/genericText``) (Intune's `blockOrganizationalData`).
+    /// organization data (Intune's `blockOrganizationalData`).
     case blockOrgData = 1
     /// Notifications of managed content are not posted (Intune's `block`).
     case block = 2

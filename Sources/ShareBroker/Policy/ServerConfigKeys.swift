@@ -1,25 +1,25 @@
 /// Key-value settings the management server may put in an app's config.
-public enum ServerConfigKey {
+package enum ServerConfigKey {
     /// `"true"` lets a `mailto:` URL open native mail even when Open In blocks it.
-    public static let disableSchemeBlocking = "MI_AC_DISABLE_SCHEME_BLOCKING"
+    package static let disableSchemeBlocking = "MI_AC_DISABLE_SCHEME_BLOCKING"
     /// The text a desktop clipboard adapter offers under every text target in place of a
     /// SecureCopy item (unmanaged apps paste this). Default: ``defaultClipboardPlaceholder``.
-    public static let clipboardPlaceholder = "SHAREBROKER_CLIPBOARD_PLACEHOLDER"
+    package static let clipboardPlaceholder = "SHAREBROKER_CLIPBOARD_PLACEHOLDER"
     /// The placeholder when the config names none.
-    public static let defaultClipboardPlaceholder = "Your organization's data cannot be pasted here."
+    package static let defaultClipboardPlaceholder = "Your organization's data cannot be pasted here."
 }
 
 /// Bundle ids with a fixed meaning in the Open In rules.
 package enum WellKnownApp {
     /// The native mail app.
-    public static let nativeMail = "com.apple.mobilemail"
+    package static let nativeMail = "com.apple.mobilemail"
     /// The mail share activity; whitelisting native mail needs both this id and ``nativeMail``.
-    public static let mailActivity = "com.apple.UIKit.activity.Mail"
+    package static let mailActivity = "com.apple.UIKit.activity.Mail"
 
     /// Whether `id` is one of the two native mail ids. Compares lengths first, so the common case
     /// (any other app) costs one load.
     @inlinable
-    public static func isNativeMail(_ id: String) -> Bool {
+    package static func isNativeMail(_ id: String) -> Bool {
         let count = id.utf8.count
         guard count == 20 || count == 29 else { return false }
         return id == nativeMail || id == mailActivity
@@ -32,14 +32,15 @@ package enum WellKnownApp {
 /// On iOS-style devices these are the seeds' two Apple ids (``appleDevices``); on a Linux device
 /// the device document names them (desktop app ids such as `org.gnome.Evolution`). An empty set
 /// of ids means native mail is never whitelisted (fail closed).
-public struct NativeMail: Sendable, Hashable {
+@usableFromInline
+package struct NativeMail: Sendable, Hashable {
     /// Every id that must be in the whitelist for native mail to count as whitelisted.
-    public let ids: [String]
+    @usableFromInline package let ids: [String]
     /// The app a `mailto:` URL or the mail composer opens when the platform names no handler.
-    public let launchID: String
+    package let launchID: String
 
     /// Native mail made of `ids`, opened as `launchID` (which is added to `ids` when missing).
-    public init(ids: [String], launchID: String) {
+    package init(ids: [String], launchID: String) {
         var all = ids
         if !all.contains(launchID) { all.append(launchID) }
         self.ids = all
@@ -48,23 +49,23 @@ public struct NativeMail: Sendable, Hashable {
 
     /// The seeds' rule on iOS-style devices: both `com.apple.UIKit.activity.Mail` and
     /// `com.apple.mobilemail`.
-    public static let appleDevices = NativeMail(ids: [WellKnownApp.mailActivity, WellKnownApp.nativeMail],
+    package static let appleDevices = NativeMail(ids: [WellKnownApp.mailActivity, WellKnownApp.nativeMail],
                                                 launchID: WellKnownApp.nativeMail)
 
     /// Whether `id` is one of the native mail ids (exact match). Compares lengths first, so the
     /// common case (any other app) costs a length load per id.
     @inlinable
-    public func contains(_ id: String) -> Bool {
+    package func contains(_ id: String) -> Bool {
         let count = id.utf8.count
         for candidate in ids where candidate.utf8.count == count && candidate == id { return true }
         return false
     }
 
     /// Whether `whitelist` holds every native mail id.
-    public func isWhitelisted(in whitelist: Set<String>) -> Bool {
+    package func isWhitelisted(in whitelist: Set<String>) -> Bool {
         !ids.isEmpty && ids.allSatisfy { whitelist.contains($0) }
     }
 
     /// The ids for people: "a and b".
-    public var listed: String { ids.joined(separator: " and ") }
+    package var listed: String { ids.joined(separator: " and ") }
 }

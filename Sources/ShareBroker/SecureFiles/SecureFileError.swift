@@ -7,7 +7,7 @@ import ShareBrokerCrypto
 
 /// AppConnect's `ACError` codes, which secure file I/O reports (raw values as the iOS SDK
 /// defines them). Every ``SecureFileError`` maps to one through ``SecureFileError/code``.
-public enum SecureFileErrorCode: Int32, Sendable, CaseIterable, Hashable {
+package enum SecureFileErrorCode: Int32, Sendable, CaseIterable, Hashable {
     /// `NoError`: success.
     case noError = 0
     /// `NoKeys`: secure services are unavailable (no keys delivered, the user is not authorized,
@@ -64,7 +64,7 @@ public enum SecureFileNoKeysReason: Sendable, Hashable, CustomStringConvertible 
 /// but a key we do not hold" (``unknownKey(id:)``), "wrong key or damaged header"
 /// (``headerAuthenticationFailed``), and damage to the body: ``corruptChunk(index:)``,
 /// ``truncated(expectedSize:actualSize:)``, ``chunkOutOfOrder(position:foundIndex:)``,
-/// ``trailingData(expectedSize:actualSize:)``. ``code`` maps each case to AppConnect's `ACError`
+/// ``trailingData(expectedSize:actualSize:)``. `code` (package access) maps each case to AppConnect's `ACError`
 /// and ``posixErrorCode`` to the `errno` a POSIX-like call would set. No case carries file
 /// contents or key bytes.
 public enum SecureFileError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -128,7 +128,7 @@ public enum SecureFileError: Error, Sendable, Hashable, CustomStringConvertible 
     case io(operation: String, path: String, code: Int32)
 
     /// The AppConnect `ACError` code this error corresponds to.
-    public var code: SecureFileErrorCode {
+    package var code: SecureFileErrorCode {
         switch self {
         case .noKeys: .noKeys
         case .fileTooBig: .fileTooBig

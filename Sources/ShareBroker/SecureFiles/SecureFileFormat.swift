@@ -17,29 +17,29 @@
 package enum SecureFileFormat {
     /// The first four bytes of every secure file: `0x89 'S' 'B' 'F'` (not valid UTF-8, so no
     /// text file starts with it).
-    public static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x46]
+    package static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x46]
     /// The format version this library writes: the key id names one of the app's own file keys
     /// (`FileKeyRing`), so no other app can open the file.
-    public static let version: UInt8 = 2
+    package static let version: UInt8 = 2
     /// The legacy format version this library still reads (never writes): the key id names a
     /// group key (`KeyRing`), which every entitled app holds.
-    public static let legacyVersion: UInt8 = 1
+    package static let legacyVersion: UInt8 = 1
     /// Size of the file header in bytes.
-    public static let headerLength = 88
+    package static let headerLength = 88
     /// Plaintext bytes per chunk that ``SecureFileStore`` writes (64 KiB).
-    public static let defaultChunkSize = 65_536
+    package static let defaultChunkSize = 65_536
     /// The smallest chunk size a reader accepts.
-    public static let minimumChunkSize = 256
+    package static let minimumChunkSize = 256
     /// The largest chunk size a reader accepts (1 MiB), which bounds a reader's buffers.
-    public static let maximumChunkSize = 1 << 20
+    package static let maximumChunkSize = 1 << 20
     /// Bytes a frame adds to its chunk's plaintext: the 4-byte index, the 24-byte secretstream
     /// header, the 1-byte encrypted tag and the 16-byte MAC.
-    public static let frameOverhead = 4 + 24 + 17
+    package static let frameOverhead = 4 + 24 + 17
     /// The largest chunk count the 32-bit index allows.
-    public static let maximumChunkCount = Int(UInt32.max)
+    package static let maximumChunkCount = Int(UInt32.max)
     /// The suffix of the temporary files a writer creates next to its target; names ending with
     /// it are refused.
-    public static let temporarySuffix = ".sbsf-tmp"
+    package static let temporarySuffix = ".sbsf-tmp"
 
     // MARK: Header offsets
 
@@ -61,18 +61,18 @@ package enum SecureFileFormat {
     /// The number of chunks a plaintext of `plaintextLength` bytes is split into:
     /// `floor(P / C) + 1`. Full chunks, then a FINAL chunk of the remaining `P mod C` bytes
     /// (empty when `C` divides `P`, and for an empty file).
-    public static func chunkCount(plaintextLength: Int, chunkSize: Int = defaultChunkSize) -> Int {
+    package static func chunkCount(plaintextLength: Int, chunkSize: Int = defaultChunkSize) -> Int {
         plaintextLength / chunkSize + 1
     }
 
     /// The size on disk of a secure file of `plaintextLength` plaintext bytes:
     /// `88 + P + 45 n`, with `n` from ``chunkCount(plaintextLength:chunkSize:)``.
-    public static func fileSize(plaintextLength: Int, chunkSize: Int = defaultChunkSize) -> Int {
+    package static func fileSize(plaintextLength: Int, chunkSize: Int = defaultChunkSize) -> Int {
         headerLength + plaintextLength + frameOverhead * chunkCount(plaintextLength: plaintextLength, chunkSize: chunkSize)
     }
 
     /// The largest plaintext the format can hold with `chunkSize`-byte chunks.
-    public static func maximumPlaintextLength(chunkSize: Int = defaultChunkSize) -> Int {
+    package static func maximumPlaintextLength(chunkSize: Int = defaultChunkSize) -> Int {
         (maximumChunkCount - 1) * chunkSize
     }
 

@@ -44,8 +44,8 @@ import ShareBrokerPOSIX
 /// the new one, never a mix, and a write that fails or is abandoned leaves the old one intact.
 ///
 /// **Retire.** A retire zeroes the keys this process holds, but the group key lives on with the
-/// custodian for the group's other apps. Register ``directory`` with the app's
-/// ``SensitiveDataRegistry`` so that a retire also erases the files.
+/// custodian for the group's other apps. A store made by ``ShareBroker/secureFiles(directory:maximumFileSize:)``
+/// is remembered, so a retire also erases its files.
 ///
 /// A store is immutable and may be shared between threads; its readers and writers are not.
 public final class SecureFileStore: Sendable {

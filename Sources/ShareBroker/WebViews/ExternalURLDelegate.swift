@@ -21,14 +21,14 @@ public protocol ExternalURLDelegate: Sendable {
 /// With no prefixes every URL is external; an empty prefix makes every URL internal.
 package struct PrefixExternalURLDelegate: ExternalURLDelegate, Hashable {
     /// The prefixes of internal URLs.
-    public let internalPrefixes: [String]
+    package let internalPrefixes: [String]
 
     /// Creates a delegate for which URLs starting with one of `internalPrefixes` are internal.
-    public init(internalPrefixes: [String]) {
+    package init(internalPrefixes: [String]) {
         self.internalPrefixes = internalPrefixes
     }
 
-    public func isExternalURL(_ url: String) -> Bool {
+    package func isExternalURL(_ url: String) -> Bool {
         !internalPrefixes.contains { url.utf8.starts(with: $0.utf8) }
     }
 }

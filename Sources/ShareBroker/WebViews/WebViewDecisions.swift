@@ -19,7 +19,7 @@ public struct WebViewHandle: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What decided a web view's effective identity.
-public enum WebViewDecider: Sendable, Hashable {
+package enum WebViewDecider: Sendable, Hashable {
     /// The nearest node (the web view itself or an ancestor) with a policy other than
     /// ``WebViewPolicy/unset``.
     case node(WebViewHandle)
@@ -39,10 +39,10 @@ public struct WebViewResolution: Sendable, Hashable {
     /// The effective policy: the deciding node's, or ``WebViewPolicy/unset`` when nothing decided.
     public let policy: WebViewPolicy
     /// The node whose policy decided, or ``WebViewDecider/default``.
-    public let decidedBy: WebViewDecider
+    package let decidedBy: WebViewDecider
 
     /// Creates a resolution.
-    public init(identity: ManagedIdentity, blocksUploadAndPaste: Bool, policy: WebViewPolicy, decidedBy: WebViewDecider) {
+    package init(identity: ManagedIdentity, blocksUploadAndPaste: Bool, policy: WebViewPolicy, decidedBy: WebViewDecider) {
         self.identity = identity
         self.blocksUploadAndPaste = blocksUploadAndPaste
         self.policy = policy
@@ -79,7 +79,7 @@ public struct WebViewNavigation: Sendable, Hashable {
     public let resolution: WebViewResolution
 
     /// Creates a navigation decision.
-    public init(outcome: Outcome, delegateConsulted: Bool, isExternal: Bool, resolution: WebViewResolution) {
+    package init(outcome: Outcome, delegateConsulted: Bool, isExternal: Bool, resolution: WebViewResolution) {
         self.outcome = outcome
         self.delegateConsulted = delegateConsulted
         self.isExternal = isExternal

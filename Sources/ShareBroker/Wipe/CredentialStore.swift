@@ -1,5 +1,5 @@
 /// Why a stored credential could not be saved, read or deleted.
-public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The id is empty or holds NUL. Use a short printable id such as `oauth-refresh-token`.
     case invalidID
     /// The file system refused (see the wrapped error for the path and `errno`).
@@ -7,7 +7,7 @@ public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvert
     /// Another kind of store failed; the message says what and what to do.
     case other(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidID: "a credential id must not be empty nor contain NUL; use a short printable id"
         case .file(let error): error.description
@@ -21,7 +21,7 @@ public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvert
 /// The library only ever calls ``deleteCredential(id:)``, on retire, for each id registered with
 /// ``SensitiveDataRegistry/registerCredential(id:)``. A host may back this with the platform's
 /// keychain; `FileCredentialStore` is the embedded default.
-public protocol CredentialStore: Sendable {
+package protocol CredentialStore: Sendable {
     /// Stores `secret` under `id`, replacing what was there.
     func saveCredential(_ secret: [UInt8], id: String) throws(CredentialStoreError)
     /// The secret stored under `id`, or `nil` when there is none.
@@ -38,21 +38,21 @@ public protocol CredentialStore: Sendable {
 /// secrets are stored as given: encrypt them first if the device's disk is not encrypted.
 package final class FileCredentialStore: CredentialStore {
     /// The folder that holds the credential files; created on the first save.
-    public let directory: String
+    package let directory: String
 
     /// Uses `directory` (absolute), which this store should have to itself.
-    public init(directory: String) {
+    package init(directory: String) {
         self.directory = directory
     }
 
     /// The file that holds `id`.
-    public func path(forID id: String) throws(CredentialStoreError) -> String {
+    package func path(forID id: String) throws(CredentialStoreError) -> String {
         guard !id.isEmpty, !id.utf8.contains(0) else { throw .invalidID }
         let hex = id.utf8.map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
         return directory + "/credential-" + hex
     }
 
-    public func saveCredential(_ secret: [UInt8], id: String) throws(CredentialStoreError) {
+    package func saveCredential(_ secret: [UInt8], id: String) throws(CredentialStoreError) {
         let path = try path(forID: id)
         do {
             try DurableFiles.makeDirectories(directory)
@@ -62,7 +62,7 @@ package final class FileCredentialStore: CredentialStore {
         }
     }
 
-    public func loadCredential(id: String) throws(CredentialStoreError) -> [UInt8]? {
+    package func loadCredential(id: String) throws(CredentialStoreError) -> [UInt8]? {
         let path = try path(forID: id)
         do {
             return try DurableFiles.contents(of: path)
@@ -71,7 +71,7 @@ package final class FileCredentialStore: CredentialStore {
         }
     }
 
-    public func deleteCredential(id: String) throws(CredentialStoreError) {
+    package func deleteCredential(id: String) throws(CredentialStoreError) {
         let path = try path(forID: id)
         do {
             try DurableFiles.removeFile(path)

@@ -9,22 +9,22 @@ import ShareBrokerPOSIX
 /// A file-system call that failed during a wipe or while keeping the wipe journal.
 ///
 /// Carries the path and `errno`, never file contents.
-public struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct WipeFileError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call that failed, e.g. `unlink`, `open`, `fsync`, `rename`.
-    public var operation: String
+    package var operation: String
     /// The path it was called on.
-    public var path: String
+    package var path: String
     /// The `errno` it set.
-    public var code: Int32
+    package var code: Int32
 
     /// Creates an error.
-    public init(operation: String, path: String, code: Int32) {
+    package init(operation: String, path: String, code: Int32) {
         self.operation = operation
         self.path = path
         self.code = code
     }
 
-    public var description: String {
+    package var description: String {
         "could not \(operation) \(path): \(reasonAndAdvice)"
     }
 

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Why a location or a credential could not be registered.
-public enum SensitiveDataRegistryError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SensitiveDataRegistryError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The path is not absolute, is `/`, or holds an empty, `.` or `..` component or NUL.
     /// Register the absolute, normalized path of the app's own folder or file.
     case invalidPath(String)
@@ -11,7 +11,7 @@ public enum SensitiveDataRegistryError: Error, Sendable, Hashable, CustomStringC
     /// Create the registry with `SensitiveDataRegistry(credentialStore:)`.
     case noCredentialStore
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidPath(let path):
             "cannot register '\(path)': give an absolute path other than '/', without '.', '..' or empty components"
@@ -41,21 +41,21 @@ public enum SensitiveDataRegistryError: Error, Sendable, Hashable, CustomStringC
 /// locations, ``credentialsWipeName`` deletes the registered credentials. Each reads the registry
 /// when it runs, so locations registered later are erased too. Key material and pasteboard items
 /// have erasers of their own, registered with ``ShareBroker/registerEraser(_:)``.
-public final class SensitiveDataRegistry: Sendable {
+package final class SensitiveDataRegistry: Sendable {
     /// The wipe name of the eraser of registered folders and files.
-    public static let filesWipeName = "files"
+    package static let filesWipeName = "files"
     /// The wipe name of the eraser of registered credentials.
-    public static let credentialsWipeName = "credentials"
+    package static let credentialsWipeName = "credentials"
 
     /// Where registered credentials are stored, if the app uses stored credentials.
-    public let credentialStore: (any CredentialStore)?
+    package let credentialStore: (any CredentialStore)?
     private let registered = Mutex<(locations: [String], credentials: [String])>(([], []))
 
     /// Creates an empty registry.
     ///
     /// - Parameter credentialStore: where the app stores the credentials it will register;
     ///   `nil` when it stores none.
-    public init(credentialStore: (any CredentialStore)? = nil) {
+    package init(credentialStore: (any CredentialStore)? = nil) {
         self.credentialStore = credentialStore
     }
 
@@ -68,7 +68,7 @@ public final class SensitiveDataRegistry: Sendable {
     /// - Parameter path: an absolute path; `//` and a trailing `/` are tidied.
     /// - Throws: ``SensitiveDataRegistryError/invalidPath(_:)`` for a relative path, `/`, or one
     ///   with `.` or `..` components.
-    public func registerLocation(_ path: String) throws(SensitiveDataRegistryError) {
+    package func registerLocation(_ path: String) throws(SensitiveDataRegistryError) {
         let normalized = try Self.normalize(path)
         registered.withLock { state in
             if !state.locations.contains(normalized) { state.locations.append(normalized) }
@@ -76,7 +76,7 @@ public final class SensitiveDataRegistry: Sendable {
     }
 
     /// Registers the id of a credential kept in ``credentialStore``; retire deletes it.
-    public func registerCredential(id: String) throws(SensitiveDataRegistryError) {
+    package func registerCredential(id: String) throws(SensitiveDataRegistryError) {
         guard credentialStore != nil else { throw .noCredentialStore }
         guard !id.isEmpty, !id.utf8.contains(0) else { throw .invalidCredentialID }
         registered.withLock { state in
@@ -85,14 +85,14 @@ public final class SensitiveDataRegistry: Sendable {
     }
 
     /// The registered locations, normalized, in the order of registration.
-    public var locations: [String] { registered.withLock { $0.locations } }
+    package var locations: [String] { registered.withLock { $0.locations } }
 
     /// The registered credential ids, in the order of registration.
-    public var credentialIDs: [String] { registered.withLock { $0.credentials } }
+    package var credentialIDs: [String] { registered.withLock { $0.credentials } }
 
     /// The erasers to register with the broker: registered files, then (when there is a
     /// credential store) registered credentials.
-    public var erasers: [any SensitiveDataEraser] {
+    package var erasers: [any SensitiveDataEraser] {
         var list: [any SensitiveDataEraser] = [RegisteredFilesEraser(registry: self)]
         if credentialStore != nil { list.append(RegisteredCredentialsEraser(registry: self)) }
         return list
@@ -116,18 +116,18 @@ public final class SensitiveDataRegistry: Sendable {
 /// it only costs time. Erasure of the blocks is the job of the device's disk encryption.
 package struct RegisteredFilesEraser: SensitiveDataEraser {
     /// The registry whose locations are erased.
-    public let registry: SensitiveDataRegistry
+    package let registry: SensitiveDataRegistry
 
     /// Creates the eraser of `registry`'s locations.
-    public init(registry: SensitiveDataRegistry) {
+    package init(registry: SensitiveDataRegistry) {
         self.registry = registry
     }
 
     /// ``SensitiveDataRegistry/filesWipeName``.
-    public var wipeName: String { SensitiveDataRegistry.filesWipeName }
+    package var wipeName: String { SensitiveDataRegistry.filesWipeName }
 
     /// Erases every location, going on past failures; throws them all at the end.
-    public func eraseSensitiveData() throws {
+    package func eraseSensitiveData() throws {
         let failures = registry.locations.flatMap { DurableFiles.eraseLocationForReport($0) }
         if !failures.isEmpty { throw SensitiveDataWipeError(failures: failures) }
     }
@@ -136,18 +136,18 @@ package struct RegisteredFilesEraser: SensitiveDataEraser {
 /// Deletes every credential id of a ``SensitiveDataRegistry`` from its ``CredentialStore``.
 package struct RegisteredCredentialsEraser: SensitiveDataEraser {
     /// The registry whose credentials are deleted.
-    public let registry: SensitiveDataRegistry
+    package let registry: SensitiveDataRegistry
 
     /// Creates the eraser of `registry`'s credentials.
-    public init(registry: SensitiveDataRegistry) {
+    package init(registry: SensitiveDataRegistry) {
         self.registry = registry
     }
 
     /// ``SensitiveDataRegistry/credentialsWipeName``.
-    public var wipeName: String { SensitiveDataRegistry.credentialsWipeName }
+    package var wipeName: String { SensitiveDataRegistry.credentialsWipeName }
 
     /// Deletes every registered credential, going on past failures; throws them all at the end.
-    public func eraseSensitiveData() throws {
+    package func eraseSensitiveData() throws {
         guard let store = registry.credentialStore else { return }
         var failures: [String] = []
         for id in registry.credentialIDs {
@@ -164,14 +164,14 @@ package struct RegisteredCredentialsEraser: SensitiveDataEraser {
 /// Some of what an eraser holds could not be erased; the rest was.
 package struct SensitiveDataWipeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One line per item that could not be erased: what, why, and what to do.
-    public var failures: [String]
+    package var failures: [String]
 
     /// Creates an error.
-    public init(failures: [String]) {
+    package init(failures: [String]) {
         self.failures = failures
     }
 
-    public var description: String { failures.joined(separator: "; ") }
+    package var description: String { failures.joined(separator: "; ") }
 }
 
 extension ShareBroker {
@@ -179,7 +179,7 @@ extension ShareBroker {
     ///
     /// Call it before ``start(delegate:)``, like every eraser registration: a retire that a
     /// crash interrupted is finished during `start` with the erasers registered by then.
-    public func registerSensitiveData(_ registry: SensitiveDataRegistry) {
+    package func registerSensitiveData(_ registry: SensitiveDataRegistry) {
         for eraser in registry.erasers { registerEraser(eraser) }
     }
 }

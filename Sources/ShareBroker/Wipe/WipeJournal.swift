@@ -6,14 +6,14 @@ import Darwin
 import Synchronization
 
 /// Why the wipe journal could not be read.
-public enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file system refused (see the wrapped error for the path and `errno`).
     case file(WipeFileError)
     /// The journal exists but is not a journal this library wrote. A resumed wipe then runs
     /// every registered eraser and replaces it.
     case corrupt(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .file(let error): error.description
         case .corrupt(let path, let reason):
@@ -25,7 +25,7 @@ public enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertible
 /// The durable record of a retire in progress, so that a wipe interrupted by a crash is
 /// finished at the next ``ShareBroker/start(delegate:)`` before anything can read data.
 ///
-/// Pass one to ``ShareBroker/init(appID:manifest:device:platform:wipeJournal:logger:)``
+/// Pass one to ``ShareBroker/init(appID:manifest:platform:wipeJournal:logger:)``
 /// with a folder of the app's own that survives restarts. Without a journal a retire still
 /// wipes, but a crash half way leaves the rest of the data in place.
 ///
@@ -51,9 +51,9 @@ public enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertible
 /// unlinked and the folder fsynced.
 public struct WipeJournal: Sendable {
     /// The journal's file name inside ``directory``.
-    public static let fileName = "wipe-journal"
+    package static let fileName = "wipe-journal"
     /// The name under which a problem with the journal itself appears in a ``WipeReport``.
-    public static let reportName = "wipe-journal"
+    package static let reportName = "wipe-journal"
 
     /// The folder that holds the journal; created when a retire first needs it.
     public let directory: String
@@ -64,10 +64,10 @@ public struct WipeJournal: Sendable {
     }
 
     /// The journal file's path.
-    public var path: String { directory + "/" + Self.fileName }
+    package var path: String { directory + "/" + Self.fileName }
 
     /// Where one eraser of a wipe stands.
-    public enum Status: Sendable, Hashable {
+    package enum Status: Sendable, Hashable {
         /// Not run yet, or run without its completion reaching the disk: it runs (again).
         case pending
         /// Ran and erased everything it holds.
@@ -77,21 +77,21 @@ public struct WipeJournal: Sendable {
     }
 
     /// One step of a wipe: the erasers registered under one ``SensitiveDataEraser/wipeName``.
-    public struct Step: Sendable, Hashable {
+    package struct Step: Sendable, Hashable {
         /// The eraser name.
-        public var name: String
+        package var name: String
         /// Where it stands.
-        public var status: Status
+        package var status: Status
 
         /// Creates a step.
-        public init(name: String, status: Status = .pending) {
+        package init(name: String, status: Status = .pending) {
             self.name = name
             self.status = status
         }
     }
 
     /// The steps of an interrupted wipe, or `nil` when no wipe is in progress.
-    public func interruptedWipe() throws(WipeJournalError) -> [Step]? {
+    package func interruptedWipe() throws(WipeJournalError) -> [Step]? {
         let bytes: [UInt8]?
         do {
             bytes = try DurableFiles.contents(of: path)
@@ -195,8 +195,7 @@ public struct WipeJournal: Sendable {
     ///
     /// Inert unless set (a lock and a comparison per step). The `sharebroker wipe-probe` test
     /// command sets it from its `--crash-at` option; no library code sets it.
-    @_spi(WipeTesting)
-    public static var testCrashPoint: WipeCrashPoint? {
+    package static var testCrashPoint: WipeCrashPoint? {
         get { crashPoint.withLock { $0 } }
         set { crashPoint.withLock { $0 = newValue } }
     }
@@ -209,8 +208,7 @@ public struct WipeJournal: Sendable {
 }
 
 /// A point in a wipe where a crash test can kill the process (``WipeJournal/testCrashPoint``).
-@_spi(WipeTesting)
-public enum WipeCrashPoint: Sendable, Hashable {
+package enum WipeCrashPoint: Sendable, Hashable {
     /// The journal listing every step is on disk; no step has run.
     case journalWritten
     /// Step `n` (1-based, counting every step of the journal) ran; its completion is not recorded.

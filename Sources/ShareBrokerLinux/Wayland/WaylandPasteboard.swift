@@ -103,12 +103,14 @@ public final class WaylandPasteboard: Pasteboard {
         public var maxConcurrentTransfers: Int
         /// The largest representation a paste reads; a larger one reads as absent.
         public var maxReadSize: Int
+        /// The default ``maxReadSize``: the largest sealed set a copy can make (docs/FORMATS.md).
+        public static let defaultMaxReadSize = SealedSet.maxSize
 
         /// Creates a configuration.
         public init(display: String? = nil, primary: Bool = true,
                     requestTimeout: Duration = .seconds(5), transferTimeout: Duration = .seconds(5),
                     readTimeout: Duration = .seconds(2), maxReadDuration: Duration = .seconds(20),
-                    maxConcurrentTransfers: Int = 16, maxReadSize: Int = SealedSet.maxSize) {
+                    maxConcurrentTransfers: Int = 16, maxReadSize: Int = defaultMaxReadSize) {
             self.display = display
             self.primary = primary
             self.requestTimeout = requestTimeout
