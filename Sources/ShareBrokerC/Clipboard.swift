@@ -59,7 +59,18 @@ private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: Unsa
 /// Copies one item (no array of one), mapping errors and the result.
 private func copy(_ box: BrokerBox, _ item: PasteboardItem, fromWebView webView: String? = nil,
                   _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
-    try copy(outResult) { () throws(ClipboardError) in try box.broker.copy(item, fromWebView: webView) }
+    try copy(outResult) { () throws(ClipboardError) in
+        // The C interface names web views by id; the broker takes handles.
+        var view: WebViewHandle?
+        if let webView {
+            do throws(WebViewError) {
+                view = try box.broker.webViews.existingHandle(for: webView)
+            } catch {
+                throw .webView(error)
+            }
+        }
+        return try box.broker.copy(item, fromWebView: view)
+    }
 }
 
 @_cdecl("sb_copy_from_webview")

@@ -63,7 +63,7 @@ public func sb_webview_resolve(_ handle: OpaquePointer?, _ id: UnsafePointer<CCh
             guard let outResolution else { throw .null("out_resolution") }
             let resolution: WebViewResolution
             do throws(WebViewError) {
-                resolution = try box.broker.resolveWebView(id)
+                resolution = try box.broker.resolveWebView(box.broker.webViews.existingHandle(for: id))
             } catch {
                 throw webViewFailure(error)
             }

@@ -30,7 +30,15 @@ extension PolicySimulator {
         w.app.begin()
         let result: CopyResult
         do {
-            result = try w.broker.copy(item, fromWebView: from)
+            var view: WebViewHandle?
+            if let from {
+                do throws(WebViewError) {
+                    view = try w.broker.webViews.existingHandle(for: from)
+                } catch {
+                    throw ClipboardError.webView(error)
+                }
+            }
+            result = try w.broker.copy(item, fromWebView: view)
         } catch {
             throw SimulatorError(from != nil ? "field 'from': \(error)" : "field 'text': \(error)")
         }

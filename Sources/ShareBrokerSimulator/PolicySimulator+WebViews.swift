@@ -25,8 +25,8 @@ extension PolicySimulator {
             delegate = PrefixExternalURLDelegate(internalPrefixes: try d.strings("internal") ?? [])
         }
         do {
-            try broker.webViews.declare(id, parent: parent, policy: policy, externalURLDelegate: delegate)
-            let resolution = try broker.resolveWebView(id)
+            let handle = try broker.webViews.declare(id, parent: parent, policy: policy, externalURLDelegate: delegate)
+            let resolution = try broker.resolveWebView(handle)
             let decider: String
             switch resolution.decidedBy {
             case .default:
@@ -48,7 +48,7 @@ extension PolicySimulator {
         let view = try f.requiredString("view")
         let url = try f.requiredString("url")
         do {
-            let navigation = try broker.navigate(view, to: url)
+            let navigation = try broker.navigate(broker.webViews.existingHandle(for: view), to: url)
             let outcome = navigation.outcome == .openInManagedBrowser ? "managedBrowser" : "webView"
             let why: String
             switch (navigation.resolution.identity, navigation.isExternal, navigation.outcome) {

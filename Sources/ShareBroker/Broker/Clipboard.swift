@@ -174,10 +174,11 @@ extension ShareBroker {
     ///
     /// - Parameters:
     ///   - item: what to copy (its type and bytes).
-    ///   - webView: the web view the content comes from, if any: its effective identity
-    ///     decides whether the content is managed. Content of an unmanaged identity is not restricted.
+    ///   - webView: the handle of the web view the content comes from, if any (see
+    ///     ``webViews``): its effective identity decides whether the content is managed. Content
+    ///     of an unmanaged identity is not restricted.
     @discardableResult
-    public func copy(_ item: PasteboardItem, fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
+    public func copy(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ClipboardError) -> CopyResult {
         // CollectionOfOne: a single-item copy allocates no array of its own on the hot path.
         try copy(representations: CollectionOfOne(item), fromWebView: webView)
     }
@@ -192,13 +193,13 @@ extension ShareBroker {
     ///     most `EnvelopeFormat/maxPlaintextSize` bytes.
     ///   - webView: the web view the content comes from, if any, as for a single item.
     @discardableResult
-    public func copy(_ representations: [PasteboardItem], fromWebView webView: String? = nil) throws(ClipboardError) -> CopyResult {
+    public func copy(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ClipboardError) -> CopyResult {
         try copy(representations: representations, fromWebView: webView)
     }
 
     /// The copy behind both entry points.
     private func copy<Items: RandomAccessCollection>(
-        representations: Items, fromWebView webView: String?
+        representations: Items, fromWebView webView: WebViewHandle?
     ) throws(ClipboardError) -> CopyResult where Items.Element == PasteboardItem {
         guard let first = representations.first, representations.count <= SealedSet.maxEnvelopes,
               !Self.hasDuplicateTypes(representations) else {

@@ -1,6 +1,10 @@
 extension ShareBroker {
     /// The effective identity of a web view's content under the identity current now.
-    public func resolveWebView(_ view: String) throws(WebViewError) -> WebViewResolution {
+    ///
+    /// - Parameter view: the web view's handle, from ``WebViewHierarchy/declare(_:parent:policy:externalURLDelegate:)``
+    ///   on ``webViews`` (or ``WebViewHierarchy/handle(for:)``).
+    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another broker's hierarchy.
+    public func resolveWebView(_ view: WebViewHandle) throws(WebViewError) -> WebViewResolution {
         let snapshot = currentSnapshot
         return try webViews.resolve(view, currentIdentity: snapshot.identity,
                                     treatAllWebViewsAsUnmanaged: snapshot.manifest.treatAllWebViewsAsUnmanaged)
@@ -9,7 +13,9 @@ extension ShareBroker {
     /// Where a navigation of `view` to `url` goes: an external URL of an effectively managed web
     /// view opens in the managed browser when the policy requires it. The view's external-URL
     /// delegate is asked only when the view is managed.
-    public func navigate(_ view: String, to url: String) throws(WebViewError) -> WebViewNavigation {
+    ///
+    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another broker's hierarchy.
+    public func navigate(_ view: WebViewHandle, to url: String) throws(WebViewError) -> WebViewNavigation {
         let snapshot = currentSnapshot
         return try webViews.navigate(view, to: url, currentIdentity: snapshot.identity,
                                      treatAllWebViewsAsUnmanaged: snapshot.manifest.treatAllWebViewsAsUnmanaged,

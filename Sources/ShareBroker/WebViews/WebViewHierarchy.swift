@@ -10,7 +10,7 @@ import Synchronization
 /// try views.declare("settingsScreen", policy: .currentIdentity)
 /// let d = try views.declare("D", parent: "settingsScreen")
 /// let r = try views.resolve(d, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
-/// // r.identity == .managed, r.decidedBy == .node(views.handle(for: "settingsScreen")!)
+/// // r.identity == .managed: the policy of "settingsScreen" decides
 /// ```
 ///
 /// A policy set on a node applies to it and to every descendant, present and future, unless a
@@ -117,6 +117,15 @@ public final class WebViewHierarchy: Sendable {
         storage.withLock { s in s.indexes[id] }.map { WebViewHandle(index: $0, hierarchy: tag) }
     }
 
+    /// The handle of the node `id`, for callers that get ids from outside (the simulator, the C
+    /// interface).
+    ///
+    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `id`.
+    package func existingHandle(for id: String) throws(WebViewError) -> WebViewHandle {
+        guard let handle = handle(for: id) else { throw .unknownNode(id) }
+        return handle
+    }
+
     /// The id of the node `handle` refers to.
     ///
     /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
@@ -137,7 +146,7 @@ public final class WebViewHierarchy: Sendable {
         }
     }
 
-    /// `node`'s own policy (``WebViewPolicy/unset`` when it has none; see ``resolve(_:currentIdentity:treatAllWebViewsAsUnmanaged:)-(WebViewHandle,_,_)``
+    /// `node`'s own policy (``WebViewPolicy/unset`` when it has none; see ``resolve(_:currentIdentity:treatAllWebViewsAsUnmanaged:)``
     /// for the policy that applies to it).
     ///
     /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `node`.
@@ -184,37 +193,12 @@ public final class WebViewHierarchy: Sendable {
         return resolution(decider, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged)
     }
 
-    /// The effective identity of the node `view`, looked up by id; see
-    /// ``resolve(_:currentIdentity:treatAllWebViewsAsUnmanaged:)-(WebViewHandle,_,_)``.
-    ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `view`.
-    public func resolve(
-        _ view: String, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
-    ) throws(WebViewError) -> WebViewResolution {
-        let found = storage.withLock { s -> Decider? in
-            guard let index = s.indexes[view] else { return nil }
-            return s.decider(of: Int(index))
-        }
-        guard let found else { throw .unknownNode(view) }
-        return resolution(found, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged)
-    }
-
     /// Whether the page in `view` may receive a file upload: not when its effective policy is
     /// ``WebViewPolicy/currentIdentityBlockUpload`` and the current identity is managed.
     ///
     /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
     public func allowsFileUpload(
         into view: WebViewHandle, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
-    ) throws(WebViewError) -> Bool {
-        try resolve(view, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged).allowsFileUpload
-    }
-
-    /// Whether the page in `view`, looked up by id, may receive a file upload; see
-    /// ``allowsFileUpload(into:currentIdentity:treatAllWebViewsAsUnmanaged:)-(WebViewHandle,_,_)``.
-    ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `view`.
-    public func allowsFileUpload(
-        into view: String, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
     ) throws(WebViewError) -> Bool {
         try resolve(view, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged).allowsFileUpload
     }
@@ -228,16 +212,6 @@ public final class WebViewHierarchy: Sendable {
     /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
     public func allowsPaste(
         into view: WebViewHandle, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
-    ) throws(WebViewError) -> Bool {
-        try resolve(view, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged).allowsPaste
-    }
-
-    /// Whether the user may paste into the page in `view`, looked up by id; see
-    /// ``allowsPaste(into:currentIdentity:treatAllWebViewsAsUnmanaged:)-(WebViewHandle,_,_)``.
-    ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `view`.
-    public func allowsPaste(
-        into view: String, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
     ) throws(WebViewError) -> Bool {
         try resolve(view, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged).allowsPaste
     }
@@ -266,24 +240,6 @@ public final class WebViewHierarchy: Sendable {
             return (decider, s.delegates[index])
         }
         guard let (decider, delegate) = found else { throw .foreignHandle }
-        return navigation(decider, delegate, url: url, currentIdentity: currentIdentity,
-                          treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged,
-                          managedBrowserRequired: managedBrowserRequired)
-    }
-
-    /// Decides where the web view `view`, looked up by id, loads `url`; see
-    /// ``navigate(_:to:currentIdentity:treatAllWebViewsAsUnmanaged:managedBrowserRequired:)-(WebViewHandle,_,_,_,_)``.
-    ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `view`.
-    public func navigate(
-        _ view: String, to url: String, currentIdentity: ManagedIdentity,
-        treatAllWebViewsAsUnmanaged: Bool, managedBrowserRequired: Bool
-    ) throws(WebViewError) -> WebViewNavigation {
-        let found = storage.withLock { s -> (Decider, (any ExternalURLDelegate)?)? in
-            guard let index = s.indexes[view], let decider = s.decider(of: Int(index)) else { return nil }
-            return (decider, s.delegates[Int(index)])
-        }
-        guard let (decider, delegate) = found else { throw .unknownNode(view) }
         return navigation(decider, delegate, url: url, currentIdentity: currentIdentity,
                           treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged,
                           managedBrowserRequired: managedBrowserRequired)

@@ -139,16 +139,19 @@ struct CopyTests {
     @Test("unmanaged content is written in the clear: an unmanaged identity, or an unmanaged web view")
     func unmanagedContent() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .unauthorized))
-        try fixture.broker.webViews.declare("eula", policy: .unmanaged)
-        try fixture.broker.webViews.declare("docs", policy: .currentIdentity)
-        #expect(try fixture.broker.copy(.text("license text"), fromWebView: "eula").action == .writeClear)
-        #expect(try fixture.broker.copy(.text(Self.secret), fromWebView: "docs").action == .blocked)
+        let eula = try fixture.broker.webViews.declare("eula", policy: .unmanaged)
+        let docs = try fixture.broker.webViews.declare("docs", policy: .currentIdentity)
+        #expect(try fixture.broker.copy(.text("license text"), fromWebView: eula).action == .writeClear)
+        #expect(try fixture.broker.copy(.text(Self.secret), fromWebView: docs).action == .blocked)
         #expect(fixture.pasteboard.read().items == [.text("license text")])
         try fixture.broker.setIdentity(.unmanaged)
         #expect(try fixture.broker.copy(.text("personal note")).action == .writeClear)
-        #expect(throws: ClipboardError.webView(.unknownNode("nowhere"))) {
-            try fixture.broker.copy(.text("x"), fromWebView: "nowhere")
+        // A handle of another broker's web views names no web view of this one: nothing is written.
+        let foreign = try WebViewHierarchy().declare("docs")
+        #expect(throws: ClipboardError.webView(.foreignHandle)) {
+            try fixture.broker.copy(.text("x"), fromWebView: foreign)
         }
+        #expect(fixture.pasteboard.read().items == [.text("personal note")])
     }
 
     @Test("a huge item or a bad type is refused before anything is written")

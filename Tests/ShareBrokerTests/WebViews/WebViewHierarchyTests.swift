@@ -90,7 +90,7 @@ struct WebViewHierarchyTests {
         #expect(try views.policy(of: "a") == .currentIdentity)
         #expect(try views.decider("b") == "a")
         // The rejected declare did not set a delegate either: no delegate is asked.
-        let n = try views.navigate("a", to: "https://x.example/", currentIdentity: .managed,
+        let n = try views.navigate(views.existingHandle(for: "a"), to: "https://x.example/", currentIdentity: .managed,
                                    treatAllWebViewsAsUnmanaged: false, managedBrowserRequired: true)
         #expect(!n.delegateConsulted)
 
@@ -137,14 +137,14 @@ struct WebViewHierarchyTests {
             let r = try views.resolve(form, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll)
             #expect(r.identity == .managed && r.blocksUploadAndPaste && r.policy == .currentIdentityBlockUpload)
             #expect(try !views.allowsFileUpload(into: form, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
-            #expect(try !views.allowsPaste(into: "form", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
+            #expect(try !views.allowsPaste(into: views.existingHandle(for: "form"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
             #expect(try views.allowsFileUpload(into: exempt, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
             #expect(try views.allowsPaste(into: exempt, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
             // Unmanaged identity: unmanaged content is not restricted.
-            #expect(try views.allowsFileUpload(into: "form", currentIdentity: .unmanaged, treatAllWebViewsAsUnmanaged: treatAll))
+            #expect(try views.allowsFileUpload(into: views.existingHandle(for: "form"), currentIdentity: .unmanaged, treatAllWebViewsAsUnmanaged: treatAll))
             #expect(try views.allowsPaste(into: form, currentIdentity: .unmanaged, treatAllWebViewsAsUnmanaged: treatAll))
             // Paste into a managed page without block-upload is allowed.
-            #expect(try views.allowsPaste(into: "plain", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
+            #expect(try views.allowsPaste(into: views.existingHandle(for: "plain"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: treatAll))
         }
     }
 
@@ -156,7 +156,7 @@ struct WebViewHierarchyTests {
         try views.declare("child", parent: "web")
         func go(_ view: String, _ url: String, _ current: ManagedIdentity, treatAll: Bool,
                 required: Bool = true) throws -> WebViewNavigation {
-            try views.navigate(view, to: url, currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll,
+            try views.navigate(views.existingHandle(for: view), to: url, currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll,
                                managedBrowserRequired: required)
         }
         // Unmanaged through TreatAll, through the policy, or through the identity: never asked.
@@ -188,13 +188,13 @@ struct WebViewHierarchyTests {
         struct Reentrant: ExternalURLDelegate {
             unowned let views: WebViewHierarchy // the hierarchy holds its delegates: no cycle
             func isExternalURL(_ url: String) -> Bool {
-                (try? views.resolve("other", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false).identity) == .managed
+                (try? views.resolve(views.existingHandle(for: "other"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false).identity) == .managed
             }
         }
         let views = WebViewHierarchy()
         try views.declare("other")
         try views.declare("web", externalURLDelegate: Reentrant(views: views))
-        let n = try views.navigate("web", to: "https://x.example/", currentIdentity: .managed,
+        let n = try views.navigate(views.existingHandle(for: "web"), to: "https://x.example/", currentIdentity: .managed,
                                    treatAllWebViewsAsUnmanaged: false, managedBrowserRequired: true)
         #expect(n.outcome == .openInManagedBrowser)
     }
@@ -219,17 +219,17 @@ struct WebViewHierarchyTests {
         let views = WebViewHierarchy()
         try views.declare("known")
         #expect(throws: WebViewError.unknownNode("nope")) {
-            try views.resolve("nope", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
+            try views.resolve(views.existingHandle(for: "nope"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
         #expect(throws: WebViewError.unknownNode("nope")) {
-            try views.navigate("nope", to: "https://x.example/", currentIdentity: .managed,
+            try views.navigate(views.existingHandle(for: "nope"), to: "https://x.example/", currentIdentity: .managed,
                                treatAllWebViewsAsUnmanaged: false, managedBrowserRequired: true)
         }
         #expect(throws: WebViewError.unknownNode("nope")) {
-            try views.allowsPaste(into: "nope", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
+            try views.allowsPaste(into: views.existingHandle(for: "nope"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
         #expect(throws: WebViewError.unknownNode("nope")) {
-            try views.allowsFileUpload(into: "nope", currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
+            try views.allowsFileUpload(into: views.existingHandle(for: "nope"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
         #expect(throws: WebViewError.unknownNode("nope")) { try views.parent(of: "nope") }
         #expect(throws: WebViewError.unknownNode("nope")) { try views.policy(of: "nope") }

@@ -99,7 +99,7 @@ struct WebViewPropertyTests {
                 for current in ManagedIdentity.allCases {
                     for treatAll in [false, true] {
                         let fast = try views.resolve(handle, currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll)
-                        let byID = try views.resolve(id, currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll)
+                        let byID = try views.resolve(views.existingHandle(for: id), currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll)
                         let (identity, blocks) = model.identity(of: id, current: current, treatAll: treatAll)
                         #expect(fast == byID)
                         #expect(fast.identity == identity)
@@ -157,7 +157,7 @@ struct WebViewPropertyTests {
         try views.setPolicy(.currentIdentityBlockUpload, for: "root.1")
         model.policy["root.1"] = .currentIdentityBlockUpload
         for id in model.nodes {
-            let r = try views.resolve(id, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
+            let r = try views.resolve(views.existingHandle(for: id), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
             let (identity, blocks) = model.identity(of: id, current: .managed, treatAll: true)
             #expect(r.identity == identity && r.blocksUploadAndPaste == blocks)
         }

@@ -10,7 +10,7 @@ struct WebViewSeedTests {
         try views.declare("privacy")
         try views.declare("docs", parent: "mainScreen")
         for view in ["privacy", "docs", "mainScreen"] {
-            let managed = try views.resolve(view, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
+            let managed = try views.resolve(views.existingHandle(for: view), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
             #expect(managed.identity == .managed)
             #expect(managed.decidedBy == .default)
             #expect(managed.policy == .unset)
@@ -26,7 +26,7 @@ struct WebViewSeedTests {
         try views.declare("privacy")
         for view in ["eula", "about", "privacy"] {
             for current in ManagedIdentity.allCases {
-                let r = try views.resolve(view, currentIdentity: current, treatAllWebViewsAsUnmanaged: true)
+                let r = try views.resolve(views.existingHandle(for: view), currentIdentity: current, treatAllWebViewsAsUnmanaged: true)
                 #expect(r.identity == .unmanaged)
                 #expect(r.decidedBy == .default)
                 #expect(!r.blocksUploadAndPaste)
@@ -69,18 +69,18 @@ struct WebViewSeedTests {
         let delegate = RecordingURLDelegate(documentURL: "https://portal.acme.com/feedback")
         try views.declare("feedback", policy: .currentIdentity, externalURLDelegate: delegate)
 
-        let inside = try views.navigate("feedback", to: "https://portal.acme.com/feedback", currentIdentity: .managed,
+        let inside = try views.navigate(views.existingHandle(for: "feedback"), to: "https://portal.acme.com/feedback", currentIdentity: .managed,
                                         treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: true)
         #expect(inside.outcome == .stayInWebView)
         #expect(inside.delegateConsulted && !inside.isExternal)
 
-        let search = try views.navigate("feedback", to: "https://search.example.org/?q=x", currentIdentity: .managed,
+        let search = try views.navigate(views.existingHandle(for: "feedback"), to: "https://search.example.org/?q=x", currentIdentity: .managed,
                                         treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: true)
         #expect(search.outcome == .openInManagedBrowser)
         #expect(search.delegateConsulted && search.isExternal)
 
         // The policy does not require the managed browser: external, but it stays.
-        let relaxed = try views.navigate("feedback", to: "https://search.example.org/?q=y", currentIdentity: .managed,
+        let relaxed = try views.navigate(views.existingHandle(for: "feedback"), to: "https://search.example.org/?q=y", currentIdentity: .managed,
                                          treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: false)
         #expect(relaxed.outcome == .stayInWebView)
         #expect(relaxed.delegateConsulted && relaxed.isExternal)
@@ -107,12 +107,12 @@ struct WebViewSeedTests {
     func exampleIdentities() throws {
         let (views, _) = try Self.example()
         for view in ["A", "B", "C"] {
-            let r = try views.resolve(view, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
+            let r = try views.resolve(views.existingHandle(for: view), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
             #expect(r.identity == .unmanaged, "\(view): managed content must not leak into it")
             #expect(r.decidedBy == .default)
         }
         for view in ["D", "E"] {
-            let r = try views.resolve(view, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
+            let r = try views.resolve(views.existingHandle(for: view), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true)
             #expect(r.identity == .managed, "\(view): its content is protected from leaving the app")
             #expect(r.decidedBy == .node(try #require(views.handle(for: view))))
             #expect(r.policy == .currentIdentity)
@@ -124,7 +124,7 @@ struct WebViewSeedTests {
     func exampleNavigation() throws {
         let (views, delegate) = try Self.example()
         func go(_ view: String, _ url: String) throws -> WebViewNavigation {
-            try views.navigate(view, to: url, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true,
+            try views.navigate(views.existingHandle(for: view), to: url, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: true,
                                managedBrowserRequired: true)
         }
         // E: the document itself stays; a link elsewhere goes to the managed browser.
@@ -145,7 +145,7 @@ struct WebViewSeedTests {
         for view in ["A", "B", "C", "D", "E"] {
             #expect(try views.identity(view, .unmanaged, treatAll: true) == .unmanaged)
         }
-        let e = try views.navigate("E", to: Self.searchURL, currentIdentity: .unmanaged,
+        let e = try views.navigate(views.existingHandle(for: "E"), to: Self.searchURL, currentIdentity: .unmanaged,
                                    treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: true)
         #expect(e.outcome == .stayInWebView && !e.delegateConsulted)
         #expect(delegate.askedURLs.isEmpty)
