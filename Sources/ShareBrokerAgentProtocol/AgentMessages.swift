@@ -172,7 +172,7 @@ public struct WirePolicy: Codable, Sendable, Hashable {
     /// the most restrictive value (fail closed); an absent issue 18 field (an older agent) the
     /// behaviour from before it existed.
     public var policyUpdate: PolicyUpdate {
-        let openInSetting: OpenInSetting
+        let openInSetting: TransferSetting
         switch openIn {
         case "authorized": openInSetting = .authorized
         case "whitelist": openInSetting = .whitelist(Set(openInWhitelist))
@@ -193,7 +193,7 @@ public struct WirePolicy: Codable, Sendable, Hashable {
             offline: OfflinePolicy(accessCheckSeconds: offlineAccessCheckSeconds ?? 0, wipeSeconds: offlineWipeSeconds ?? 0))
     }
 
-    private var openFromSetting: OpenFromSetting {
+    private var openFromSetting: TransferSetting {
         switch openFrom {
         case nil, "authorized"?: .authorized
         case "whitelist"?: .whitelist(Set(openFromWhitelist ?? []))

@@ -165,7 +165,7 @@ public func sb_open_url(_ handle: OpaquePointer?, _ url: UnsafePointer<CChar>?,
             } catch {
                 freeZeroed(result)
                 switch error {
-                case .url: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
+                case .missingScheme, .webScheme: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 case .outbox: throw CFailure(SB_ERR_TRANSFER, "\(error)")
                 }
             }

@@ -16,7 +16,8 @@ enum PolicyNames {
     static let openFrom: [(String, OpenInKind)] = openIn
     static let pasteIn = PolicyVocabulary.pasteIn
 
-    static func name(of setting: OpenFromSetting) -> String {
+    /// The name of an Open In or Open From setting in the documents.
+    static func name(of setting: TransferSetting) -> String {
         switch setting {
         case .unauthorized: "unauthorized"
         case .authorized: "authorized"
@@ -30,14 +31,6 @@ enum PolicyNames {
         PolicyVocabulary.name(value, in: table)
     }
 
-    static func name(of setting: OpenInSetting) -> String {
-        switch setting {
-        case .unauthorized: "unauthorized"
-        case .authorized: "authorized"
-        case .whitelist: "whitelist"
-        case .allAppConnectApps: "appConnectApps"
-        }
-    }
 }
 
 /// The Open In setting without its whitelist: what the `openIn` field names.

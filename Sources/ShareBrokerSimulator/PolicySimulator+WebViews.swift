@@ -49,14 +49,14 @@ extension PolicySimulator {
         let url = try f.requiredString("url")
         do {
             let navigation = try broker.navigate(broker.webViews.existingHandle(for: view), to: url)
-            let outcome = navigation.outcome == .openInManagedBrowser ? "managedBrowser" : "webView"
+            let outcome = navigation.opensInManagedBrowser ? "managedBrowser" : "webView"
             let why: String
-            switch (navigation.resolution.identity, navigation.isExternal, navigation.outcome) {
+            switch (navigation.resolution.identity, navigation.isExternal, navigation.opensInManagedBrowser) {
             case (.unmanaged, _, _): why = "stays: the web view is unmanaged, so its links are not restricted"
             case (.managed, false, _): why = "stays: the URL is internal to this managed web view"
-            case (.managed, true, .openInManagedBrowser):
+            case (.managed, true, true):
                 why = "managed browser: an external URL of a managed web view, and the policy requires the managed browser"
-            case (.managed, true, .stayInWebView):
+            case (.managed, true, false):
                 why = "stays: the URL is external but the policy does not require the managed browser"
             }
             return [("outcome", .string(outcome)), ("external", .bool(navigation.isExternal)),

@@ -240,7 +240,7 @@ public final class PolicySimulator {
     }
 
     /// `openFrom` and `openFromWhitelist`, with the same rules as `openIn` and its whitelist.
-    private func openFromSetting(_ f: Fields, _ w: World) throws(SimulatorError) -> OpenFromSetting? {
+    private func openFromSetting(_ f: Fields, _ w: World) throws(SimulatorError) -> TransferSetting? {
         let whitelist = try f.strings("openFromWhitelist")
         let openFrom = try f.choice("openFrom", ["unauthorized": "unauthorized", "authorized": "authorized",
                                                  "whitelist": "whitelist", "appConnectApps": "appConnectApps"])
@@ -285,7 +285,7 @@ public final class PolicySimulator {
         let source = try f.string("source")
         let document = try f.string("document") ?? ""
         w.app.begin()
-        let result = w.broker.openFrom(document, source: source)
+        let result = w.broker.openFromDeciding(document, source: source)
         return [("outcome", .string(result.content == nil ? "blocked" : "accepted")),
                 ("notifications", .array(w.app.notifications.map(JSON.string))),
                 ("why", .string(result.decision.explanation(target: source, snapshot: w.broker.currentSnapshot)))]

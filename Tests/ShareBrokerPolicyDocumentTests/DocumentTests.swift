@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func everyOpenInSettingConverts() throws {
-        let cases: [(String, OpenInSetting)] = [
+        let cases: [(String, TransferSetting)] = [
             (#"{"openIn":"unauthorized"}"#, .unauthorized), (#"{"openIn":"authorized"}"#, .authorized),
             (#"{"openIn":"appConnectApps"}"#, .allAppConnectApps),
             (#"{"openIn":"whitelist","openInWhitelist":["a.b"]}"#, .whitelist(["a.b"])),

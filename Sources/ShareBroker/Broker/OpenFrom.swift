@@ -1,15 +1,3 @@
-/// What an inbound transfer (Open From) gave the app: the content when the policy allows it,
-/// nothing otherwise.
-public struct InboundResult<Content> {
-    /// The content, or `nil` when the source app may not send it: the app must act as if
-    /// nothing arrived.
-    public var content: Content?
-    /// The decision, with its rule and generation.
-    public var decision: Decision
-}
-
-extension InboundResult: Sendable where Content: Sendable {}
-
 extension TransferRules {
     /// Whether a document or URL may come into the app from `source` (Open From).
     /// - Parameter source: the sending app's bundle id, or `nil` when the platform cannot tell.
@@ -50,14 +38,21 @@ extension ShareBroker {
     /// - Parameters:
     ///   - content: what arrived (a document, its bytes, a URL).
     ///   - source: the bundle id of the sending app, or `nil` when the platform cannot tell.
-    public func openFrom<Content>(_ content: Content, source: String?) -> InboundResult<Content> {
+    /// - Returns: `content` when the policy lets it in; `nil` when it does not, and the app must
+    ///   act as if nothing arrived (``decideOpenFrom(source:)`` tells why).
+    public func openFrom<Content>(_ content: Content, source: String?) -> Content? {
+        openFromDeciding(content, source: source).content
+    }
+
+    /// As ``openFrom(_:source:)``, with the decision (the simulator explains it).
+    package func openFromDeciding<Content>(_ content: Content, source: String?) -> (content: Content?, decision: Decision) {
         let snapshot = currentSnapshot
         let decision = TransferRules.openFrom(source: source, in: snapshot)
         guard decision.allowed else {
             reportBlocked("openFrom", target: source, rule: decision.rule.rawValue, generation: decision.generation)
             if snapshot.isReady { delegate?.openFromAttemptedWhenBlocked(source: source, policy: snapshot.openFromPolicy) }
-            return InboundResult(content: nil, decision: decision)
+            return (nil, decision)
         }
-        return InboundResult(content: content, decision: decision)
+        return (content, decision)
     }
 }

@@ -108,7 +108,10 @@ extension ShareBroker {
             result = try URLRules.decide(url: url, in: snapshot,
                                          association: platform.urlOpener.association(forScheme: scheme))
         } catch {
-            throw .url(error)
+            switch error {
+            case .missingScheme: throw .missingScheme
+            case .webScheme(let scheme): throw .webScheme(scheme)
+            }
         }
         switch result.outcome {
         case .opened:

@@ -1,11 +1,11 @@
 /// Why a URL could not be considered at all.
-public enum URLRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum URLRequestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The URL has no valid scheme (RFC 3986: a letter, then letters, digits, `+`, `-` or `.`, then `:`).
     case missingScheme
     /// `http` and `https` are navigation, not transfers; web views decide them.
     case webScheme(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missingScheme:
             "the URL has no valid scheme (expected something like 'mailto:' or 'sheets:')"

@@ -25,13 +25,18 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
 public enum TransferError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The hand-over could not be written; nothing was handed over.
     case outbox(OutboxError)
-    /// The URL could not be considered.
-    case url(URLRequestError)
+    /// The URL has no valid scheme (RFC 3986: a letter, then letters, digits, `+`, `-` or `.`,
+    /// then `:`); nothing was opened. Pass a URL such as `mailto:...` or `sheets:...`.
+    case missingScheme
+    /// `http` and `https` URLs are web navigation, not transfers; nothing was opened. Decide them
+    /// with the web view's ``ShareBroker/navigate(_:to:)``.
+    case webScheme(String)
 
     public var description: String {
         switch self {
         case .outbox(let e): e.description
-        case .url(let e): e.description
+        case .missingScheme: URLRequestError.missingScheme.description
+        case .webScheme(let scheme): URLRequestError.webScheme(scheme).description
         }
     }
 }

@@ -14,7 +14,7 @@ public final class PolicySnapshot: Sendable {
     /// Why the user is (not) authorized.
     public let authMessage: String
     /// The server's Open In setting, before expansion.
-    public let openInSetting: OpenInSetting
+    public let openInSetting: TransferSetting
     /// The effective Open In policy: "All AppConnect apps" reads as ``OpenInPolicy/whitelist``.
     public let openInPolicy: OpenInPolicy
     /// The effective whitelist (empty unless ``openInPolicy`` is ``OpenInPolicy/whitelist``).
@@ -50,7 +50,7 @@ public final class PolicySnapshot: Sendable {
     /// Whether notifications of managed content may be posted, and with what text.
     public let notificationPolicy: NotificationPolicy
     /// The server's Open From setting, before expansion.
-    public let openFromSetting: OpenFromSetting
+    public let openFromSetting: TransferSetting
     /// The effective Open From policy: "All AppConnect apps" reads as ``OpenFromPolicy/whitelist``.
     public let openFromPolicy: OpenFromPolicy
     /// The effective Open From whitelist (empty unless ``openFromPolicy`` is ``OpenFromPolicy/whitelist``).
@@ -65,12 +65,12 @@ public final class PolicySnapshot: Sendable {
 
     init(
         generation: UInt64, isReady: Bool, authState: AuthState, authMessage: String,
-        openInSetting: OpenInSetting, pasteboardPolicy: PasteboardPolicy, printPolicy: PrintPolicy,
+        openInSetting: TransferSetting, pasteboardPolicy: PasteboardPolicy, printPolicy: PrintPolicy,
         secureFileIOPolicy: SecureFileIOPolicy, secureServices: SecureServicesAvailability,
         logLevel: LogLevel, dragAndDropPolicy: DragAndDropPolicy, managedBrowserRequired: Bool,
         config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial,
         clipboardExceptionLength: Int = 0, notificationPolicy: NotificationPolicy = .allow,
-        openFromSetting: OpenFromSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp,
+        openFromSetting: TransferSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp,
         offlinePolicy: OfflinePolicy = .unlimited
     ) {
         self.generation = generation
@@ -165,13 +165,13 @@ public final class PolicySnapshot: Sendable {
     /// A copy with some values replaced and the next generation.
     func with(
         isReady: Bool? = nil, authState: AuthState? = nil, authMessage: String? = nil,
-        openInSetting: OpenInSetting? = nil, pasteboardPolicy: PasteboardPolicy? = nil,
+        openInSetting: TransferSetting? = nil, pasteboardPolicy: PasteboardPolicy? = nil,
         printPolicy: PrintPolicy? = nil, secureFileIOPolicy: SecureFileIOPolicy? = nil,
         secureServices: SecureServicesAvailability? = nil, logLevel: LogLevel? = nil,
         dragAndDropPolicy: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
         config: [String: String]? = nil, device: DeviceApps? = nil, identity: ManagedIdentity? = nil,
         clipboardExceptionLength: Int? = nil, notificationPolicy: NotificationPolicy? = nil,
-        openFromSetting: OpenFromSetting? = nil, pasteInPolicy: PasteInPolicy? = nil, offlinePolicy: OfflinePolicy? = nil
+        openFromSetting: TransferSetting? = nil, pasteInPolicy: PasteInPolicy? = nil, offlinePolicy: OfflinePolicy? = nil
     ) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1,

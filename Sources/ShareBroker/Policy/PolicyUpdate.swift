@@ -6,7 +6,7 @@ public struct PolicyUpdate: Sendable, Hashable {
     /// The reason for the authorization state, shown to the user when not authorized.
     public var authMessage: String?
     /// The server's Open In setting.
-    public var openIn: OpenInSetting?
+    public var openIn: TransferSetting?
     /// The pasteboard (copy) policy.
     public var pasteboard: PasteboardPolicy?
     /// The print policy.
@@ -28,7 +28,7 @@ public struct PolicyUpdate: Sendable, Hashable {
     /// The notification policy.
     public var notifications: NotificationPolicy?
     /// The Open From (inbound) setting.
-    public var openFrom: OpenFromSetting?
+    public var openFrom: TransferSetting?
     /// Where clear items pasted into managed content may come from.
     public var pasteIn: PasteInPolicy?
     /// How long the app may go without a confirmation of its policy (the
@@ -37,12 +37,12 @@ public struct PolicyUpdate: Sendable, Hashable {
 
     /// Creates an update; every field defaults to "keep the current value".
     public init(
-        auth: AuthState? = nil, authMessage: String? = nil, openIn: OpenInSetting? = nil,
+        auth: AuthState? = nil, authMessage: String? = nil, openIn: TransferSetting? = nil,
         pasteboard: PasteboardPolicy? = nil, print: PrintPolicy? = nil,
         secureFileIO: SecureFileIOPolicy? = nil, logLevel: LogLevel? = nil,
         dragAndDrop: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
         config: [String: String]? = nil, clipboardExceptionLength: Int? = nil,
-        notifications: NotificationPolicy? = nil, openFrom: OpenFromSetting? = nil, pasteIn: PasteInPolicy? = nil,
+        notifications: NotificationPolicy? = nil, openFrom: TransferSetting? = nil, pasteIn: PasteInPolicy? = nil,
         offline: OfflinePolicy? = nil
     ) {
         self.auth = auth

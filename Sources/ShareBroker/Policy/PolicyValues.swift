@@ -13,7 +13,7 @@ public enum AuthState: Int32, Sendable, CaseIterable, Hashable {
 /// Whether documents may leave the app through Open In (effective value).
 ///
 /// Raw values are those of AppConnect's `ACOpenInPolicy`. The server's "All AppConnect apps"
-/// setting is not a case here: it is ``OpenInSetting/allAppConnectApps``, which the library
+/// setting is not a case here: it is ``TransferSetting/allAppConnectApps``, which the library
 /// expands into ``whitelist`` with the currently authorized AppConnect apps.
 public enum OpenInPolicy: Int32, Sendable, CaseIterable, Hashable {
     /// No document may leave the app; every target gets a dummy file.
@@ -28,7 +28,7 @@ public enum OpenInPolicy: Int32, Sendable, CaseIterable, Hashable {
 ///
 /// Raw values are those of AppConnect's `ACOpenFromPolicy`. The server's "All AppConnect apps"
 /// (Intune's `allowedInboundDataTransferSources` `managedApps`) is not a case here: it is
-/// ``OpenFromSetting/allAppConnectApps``, which the library expands into ``whitelist`` with the
+/// ``TransferSetting/allAppConnectApps``, which the library expands into ``whitelist`` with the
 /// currently authorized AppConnect apps.
 public enum OpenFromPolicy: Int32, Sendable, CaseIterable, Hashable {
     /// No app may send documents to this app.
@@ -114,30 +114,22 @@ public enum DragAndDropPolicy: Int32, Sendable, CaseIterable, Hashable {
     case appConnectApps = 2
 }
 
-/// The server's Open In setting, before the library expands it.
-public enum OpenInSetting: Sendable, Hashable {
-    /// No document may leave the app.
+/// The server's setting of which apps a transfer may go to (Open In) or come from (Open From),
+/// before the library expands it into an effective policy and whitelist
+/// (``PolicySnapshot/openInPolicy`` and ``PolicySnapshot/openInWhitelist``,
+/// ``PolicySnapshot/openFromPolicy`` and ``PolicySnapshot/openFromWhitelist``).
+public enum TransferSetting: Sendable, Hashable {
+    /// No app: no document may leave the app (Open In), or come in (Open From; Intune's `none`).
     case unauthorized
-    /// Documents may go to any app.
+    /// Any app (Open From: Intune's `allApps`, the default).
     case authorized
-    /// Documents may go to exactly these bundle ids.
+    /// Exactly these bundle ids, matched exactly.
     case whitelist(Set<String>)
-    /// The server's "All AppConnect apps": a whitelist of the AppConnect apps on the device
-    /// that are currently authorized, kept current as they change.
+    /// The server's "All AppConnect apps" (Open From: Intune's `managedApps`): a whitelist of the
+    /// AppConnect apps on the device that are currently authorized, kept current as they change.
     case allAppConnectApps
 }
 
-/// The server's Open From setting (inbound documents and URLs), before the library expands it.
-public enum OpenFromSetting: Sendable, Hashable {
-    /// No app may send documents to this app (Intune's `none`).
-    case unauthorized
-    /// Any app may send documents to this app (Intune's `allApps`; the default).
-    case authorized
-    /// Only these bundle ids may send documents to this app, matched exactly.
-    case whitelist(Set<String>)
-    /// The authorized AppConnect apps on the device, kept current (Intune's `managedApps`).
-    case allAppConnectApps
-}
 
 /// Whether the app may post desktop notifications, and with what text (Intune's
 /// `notificationRestriction`).

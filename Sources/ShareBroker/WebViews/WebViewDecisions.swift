@@ -59,16 +59,9 @@ public struct WebViewResolution: Sendable, Hashable {
 
 /// Where a web view's navigation goes.
 public struct WebViewNavigation: Sendable, Hashable {
-    /// Where the URL loads.
-    public enum Outcome: String, Sendable, Hashable {
-        /// The web view loads it (the simulator's `"webView"`).
-        case stayInWebView
-        /// The managed browser opens it instead (the simulator's `"managedBrowser"`).
-        case openInManagedBrowser
-    }
-
-    /// Where the URL loads.
-    public let outcome: Outcome
+    /// Whether the managed browser opens the URL instead of the web view (the simulator's
+    /// `"managedBrowser"`); `false`: the web view loads it (`"webView"`).
+    public let opensInManagedBrowser: Bool
     /// Whether the web view's ``ExternalURLDelegate`` was asked: only for an effectively
     /// managed web view that has one.
     public let delegateConsulted: Bool
@@ -79,8 +72,8 @@ public struct WebViewNavigation: Sendable, Hashable {
     public let resolution: WebViewResolution
 
     /// Creates a navigation decision.
-    package init(outcome: Outcome, delegateConsulted: Bool, isExternal: Bool, resolution: WebViewResolution) {
-        self.outcome = outcome
+    package init(opensInManagedBrowser: Bool, delegateConsulted: Bool, isExternal: Bool, resolution: WebViewResolution) {
+        self.opensInManagedBrowser = opensInManagedBrowser
         self.delegateConsulted = delegateConsulted
         self.isExternal = isExternal
         self.resolution = resolution

@@ -274,11 +274,11 @@ public final class WebViewHierarchy: Sendable {
     ) -> WebViewNavigation {
         let resolved = resolution(decider, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged)
         guard resolved.identity == .managed, let delegate else {
-            return WebViewNavigation(outcome: .stayInWebView, delegateConsulted: false, isExternal: false, resolution: resolved)
+            return WebViewNavigation(opensInManagedBrowser: false, delegateConsulted: false, isExternal: false, resolution: resolved)
         }
         let external = delegate.isExternalURL(url)
         return WebViewNavigation(
-            outcome: external && managedBrowserRequired ? .openInManagedBrowser : .stayInWebView,
+            opensInManagedBrowser: external && managedBrowserRequired,
             delegateConsulted: true, isExternal: external, resolution: resolved)
     }
 }

@@ -182,7 +182,7 @@ struct DesktopBroker {
     let opener: DesktopURLOpener
     let sink = RecordingReportSink()
 
-    init(openIn: OpenInSetting, auth: AuthState = .authorized, config: [String: String]? = nil,
+    init(openIn: TransferSetting, auth: AuthState = .authorized, config: [String: String]? = nil,
          apps: [DeviceApp] = [], nativeMail: NativeMail = NativeMail(ids: ["org.example.Mail"], launchID: "org.example.Mail")) throws {
         opener = DesktopURLOpener()
         broker = ShareBroker(appID: "com.acme.notes", device: DeviceApps(apps, nativeMail: nativeMail),

@@ -12,7 +12,7 @@ import Testing
        .enabled(if: DesktopFixture.shared.available == nil, "the XDG test tree could not be made"))
 struct DesktopHandOffTests {
     let fixture = DesktopFixture.shared
-    static let whitelist: OpenInSetting = .whitelist(["org.example.Recorder", "org.example.Sheets"])
+    static let whitelist: TransferSetting = .whitelist(["org.example.Recorder", "org.example.Sheets"])
 
     func handOff() throws -> DesktopHandOff {
         try DesktopHandOff(runtimeDirectory: fixture.runtime)

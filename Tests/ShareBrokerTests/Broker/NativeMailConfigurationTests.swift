@@ -6,7 +6,7 @@ import ShareBrokerTesting
 /// scheme associations (the Linux desktop adapter's `x-scheme-handler` defaults).
 @Suite("native mail configuration and platform scheme associations")
 struct NativeMailConfigurationTests {
-    func snapshot(_ openIn: OpenInSetting, nativeMail: NativeMail = .appleDevices, apps: [DeviceApp] = [],
+    func snapshot(_ openIn: TransferSetting, nativeMail: NativeMail = .appleDevices, apps: [DeviceApp] = [],
                   config: [String: String]? = nil) throws -> PolicySnapshot {
         let broker = ShareBroker(appID: "com.acme.notes", device: DeviceApps(apps, nativeMail: nativeMail),
                                  platform: try Platform.embedded(entitling: "com.acme.notes"))

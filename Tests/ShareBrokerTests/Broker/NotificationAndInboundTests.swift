@@ -77,13 +77,12 @@ struct OpenFromMatrixTests {
             for source in Self.sources {
                 fixture.delegate.reset()
                 let before = fixture.sink.blockedAttempts.count
-                let result = fixture.broker.openFrom(Array("report".utf8), source: source)
+                let content = fixture.broker.openFrom(Array("report".utf8), source: source)
                 let allowed = passes(source)
-                #expect(fixture.broker.decideOpenFrom(source: source) == result.decision)
-                #expect(result.decision.allowed == allowed, "\(name), source \(source ?? "nil")")
-                #expect((result.content != nil) == allowed, "blocked content must not reach the app")
+                #expect(fixture.broker.decideOpenFrom(source: source).allowed == allowed, "\(name), source \(source ?? "nil")")
+                #expect((content != nil) == allowed, "blocked content must not reach the app")
                 if allowed {
-                    #expect(result.content == Array("report".utf8))
+                    #expect(content == Array("report".utf8))
                     #expect(fixture.sink.blockedAttempts.count == before)
                 } else {
                     #expect(fixture.sink.blockedAttempts.last?.action == "openFrom")

@@ -112,16 +112,16 @@ struct WebViewHierarchyTests {
             try views.navigate(web, to: "https://elsewhere.example/", currentIdentity: current,
                                treatAllWebViewsAsUnmanaged: false, managedBrowserRequired: true)
         }
-        #expect(try navigate().outcome == .openInManagedBrowser)
+        #expect(try navigate().opensInManagedBrowser)
         #expect(try !views.allowsPaste(into: web, currentIdentity: current, treatAllWebViewsAsUnmanaged: false))
 
         current = .unmanaged
-        #expect(try navigate().outcome == .stayInWebView)
+        #expect(try !navigate().opensInManagedBrowser)
         #expect(try views.allowsPaste(into: web, currentIdentity: current, treatAllWebViewsAsUnmanaged: false))
         #expect(try views.resolve(web, currentIdentity: current, treatAllWebViewsAsUnmanaged: false).identity == .unmanaged)
 
         current = .managed
-        #expect(try navigate().outcome == .openInManagedBrowser)
+        #expect(try navigate().opensInManagedBrowser)
         #expect(delegate.askedURLs.count == 2)
     }
 
@@ -168,18 +168,18 @@ struct WebViewHierarchyTests {
         #expect(delegate.askedURLs.isEmpty)
 
         // Managed: asked each time.
-        #expect(try go("web", "https://intra.acme.com/x", .managed, treatAll: true).outcome == .stayInWebView)
-        #expect(try go("web", "https://d.example/", .managed, treatAll: true).outcome == .openInManagedBrowser)
-        #expect(try go("web", "https://d.example/", .managed, treatAll: true).outcome == .openInManagedBrowser)
+        #expect(try !go("web", "https://intra.acme.com/x", .managed, treatAll: true).opensInManagedBrowser)
+        #expect(try go("web", "https://d.example/", .managed, treatAll: true).opensInManagedBrowser)
+        #expect(try go("web", "https://d.example/", .managed, treatAll: true).opensInManagedBrowser)
         #expect(delegate.askedURLs == ["https://intra.acme.com/x", "https://d.example/", "https://d.example/"])
 
         // The child has no delegate of its own: every URL is internal.
         let child = try go("child", "https://e.example/", .managed, treatAll: true)
-        #expect(child.outcome == .stayInWebView && !child.delegateConsulted && !child.isExternal)
+        #expect(!child.opensInManagedBrowser && !child.delegateConsulted && !child.isExternal)
 
         // Removing the delegate makes every URL internal again.
         try views.setExternalURLDelegate(nil, for: "web")
-        #expect(try go("web", "https://f.example/", .managed, treatAll: true).outcome == .stayInWebView)
+        #expect(try !go("web", "https://f.example/", .managed, treatAll: true).opensInManagedBrowser)
         #expect(delegate.askedURLs.count == 3)
     }
 
@@ -196,7 +196,7 @@ struct WebViewHierarchyTests {
         try views.declare("web", externalURLDelegate: Reentrant(views: views))
         let n = try views.navigate(views.existingHandle(for: "web"), to: "https://x.example/", currentIdentity: .managed,
                                    treatAllWebViewsAsUnmanaged: false, managedBrowserRequired: true)
-        #expect(n.outcome == .openInManagedBrowser)
+        #expect(n.opensInManagedBrowser)
     }
 
     @Test("the prefix delegate: internal prefixes match byte for byte, everything else is external")

@@ -71,18 +71,18 @@ struct WebViewSeedTests {
 
         let inside = try views.navigate(views.existingHandle(for: "feedback"), to: "https://portal.acme.com/feedback", currentIdentity: .managed,
                                         treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: true)
-        #expect(inside.outcome == .stayInWebView)
+        #expect(!inside.opensInManagedBrowser)
         #expect(inside.delegateConsulted && !inside.isExternal)
 
         let search = try views.navigate(views.existingHandle(for: "feedback"), to: "https://search.example.org/?q=x", currentIdentity: .managed,
                                         treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: true)
-        #expect(search.outcome == .openInManagedBrowser)
+        #expect(search.opensInManagedBrowser)
         #expect(search.delegateConsulted && search.isExternal)
 
         // The policy does not require the managed browser: external, but it stays.
         let relaxed = try views.navigate(views.existingHandle(for: "feedback"), to: "https://search.example.org/?q=y", currentIdentity: .managed,
                                          treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: false)
-        #expect(relaxed.outcome == .stayInWebView)
+        #expect(!relaxed.opensInManagedBrowser)
         #expect(relaxed.delegateConsulted && relaxed.isExternal)
         #expect(delegate.askedURLs.count == 3)
     }
@@ -128,14 +128,14 @@ struct WebViewSeedTests {
                                managedBrowserRequired: true)
         }
         // E: the document itself stays; a link elsewhere goes to the managed browser.
-        #expect(try go("E", Self.documentURL).outcome == .stayInWebView)
-        #expect(try go("E", Self.searchURL).outcome == .openInManagedBrowser)
+        #expect(try !go("E", Self.documentURL).opensInManagedBrowser)
+        #expect(try go("E", Self.searchURL).opensInManagedBrowser)
         // D has no delegate: every URL is internal.
         let d = try go("D", Self.searchURL)
-        #expect(d.outcome == .stayInWebView && !d.delegateConsulted)
+        #expect(!d.opensInManagedBrowser && !d.delegateConsulted)
         // A is unmanaged: it navigates anywhere, with no delegate asked.
         let a = try go("A", Self.searchURL)
-        #expect(a.outcome == .stayInWebView && !a.delegateConsulted)
+        #expect(!a.opensInManagedBrowser && !a.delegateConsulted)
         #expect(delegate.askedURLs == [Self.documentURL, Self.searchURL])
     }
 
@@ -147,7 +147,7 @@ struct WebViewSeedTests {
         }
         let e = try views.navigate(views.existingHandle(for: "E"), to: Self.searchURL, currentIdentity: .unmanaged,
                                    treatAllWebViewsAsUnmanaged: true, managedBrowserRequired: true)
-        #expect(e.outcome == .stayInWebView && !e.delegateConsulted)
+        #expect(!e.opensInManagedBrowser && !e.delegateConsulted)
         #expect(delegate.askedURLs.isEmpty)
     }
 }
