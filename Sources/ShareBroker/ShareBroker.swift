@@ -149,14 +149,6 @@ public final class ShareBroker: Sendable {
     @usableFromInline
     package var currentSnapshot: PolicySnapshot { store.snapshot }
 
-    /// Asks the platform to show `message` to the user (AppConnect's `displayMessage:`): a
-    /// development aid for apps that cannot yet show the authorization message themselves.
-    /// Production apps show the message they receive in ``ShareBrokerDelegate/authStateChanged(to:message:)``.
-    @discardableResult
-    public func displayMessage(_ message: String) -> Bool {
-        platform.messagePresenter?.display(message) ?? false
-    }
-
     /// The library's logger, at the level the policy sets. It never logs payloads or keys.
     var logger: Logger {
         let level = Int(store.snapshot.logLevel.rawValue)

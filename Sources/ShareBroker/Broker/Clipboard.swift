@@ -38,7 +38,7 @@ extension TransferRules {
     ///   - managed: whether the content pasted into belongs to the managed identity.
     ///   - writtenByThisApp: whether the pasteboard holds what this app last wrote.
     @inlinable
-    public static func pasteIn(managed: Bool, writtenByThisApp: Bool, in policy: PolicySnapshot) -> Decision {
+    package static func pasteIn(managed: Bool, writtenByThisApp: Bool, in policy: PolicySnapshot) -> Decision {
         guard managed else { return Decision(allowed: true, rule: .pasteIntoUnmanagedContent, generation: policy.generation) }
         switch policy.pasteInPolicy {
         case .anyApp: return Decision(allowed: true, rule: .pasteInAnyApp, generation: policy.generation)

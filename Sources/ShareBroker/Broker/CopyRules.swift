@@ -74,7 +74,7 @@ extension TransferRules {
     /// Whether and how content may be copied to the general pasteboard.
     /// - Parameter managed: whether the content belongs to the managed identity.
     @inlinable
-    public static func copy(managed: Bool, in policy: PolicySnapshot) -> CopyDecision {
+    package static func copy(managed: Bool, in policy: PolicySnapshot) -> CopyDecision {
         copy(managed: managed, characters: nil, in: policy)
     }
 
@@ -86,7 +86,7 @@ extension TransferRules {
     ///     ``PasteboardItem/characterCount(limit:)``); `nil` for anything else. Text no longer than
     ///     the exception follows the authorized rule (written in the clear) whatever the level.
     @inlinable
-    public static func copy(managed: Bool, characters: Int?, in policy: PolicySnapshot) -> CopyDecision {
+    package static func copy(managed: Bool, characters: Int?, in policy: PolicySnapshot) -> CopyDecision {
         guard managed else { return CopyDecision(action: .writeClear, rule: .unmanagedContent, notifiesApp: false, generation: policy.generation) }
         guard policy.isReady else { return CopyDecision(action: .blocked, rule: .notReady, notifiesApp: false, generation: policy.generation) }
         guard policy.authState == .authorized else {

@@ -79,7 +79,7 @@ extension TransferRules {
     /// Whether and with what text a notification may be posted.
     /// - Parameter managed: whether the notification is about content of the managed identity.
     @inlinable
-    public static func notification(managed: Bool, in policy: PolicySnapshot) -> NotificationDecision {
+    package static func notification(managed: Bool, in policy: PolicySnapshot) -> NotificationDecision {
         guard managed else {
             return NotificationDecision(action: .post, rule: .unmanagedContent, generation: policy.generation)
         }

@@ -2,7 +2,7 @@ extension TransferRules {
     /// Whether a document or URL may come into the app from `source` (Open From).
     /// - Parameter source: the sending app's bundle id, or `nil` when the platform cannot tell.
     @inlinable
-    public static func openFrom(source: String?, in policy: PolicySnapshot) -> Decision {
+    package static func openFrom(source: String?, in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.openFromPolicy {
         case .authorized: return Decision(allowed: true, rule: .openFromAuthorized, generation: policy.generation)

@@ -45,7 +45,7 @@ package protocol BootClock: Sendable {
 
 extension BootClock {
     /// ``now()``'s ``BootInstant/sinceBoot``.
-    public func sinceBoot() -> Duration { now().sinceBoot }
+    package func sinceBoot() -> Duration { now().sinceBoot }
 }
 
 /// `CLOCK_BOOTTIME` (monotonic, counts suspend), the kernel's boot id, and `CLOCK_REALTIME`.

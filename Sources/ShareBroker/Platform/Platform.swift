@@ -12,19 +12,14 @@ public struct Platform: Sendable {
     public var pasteboard: any Pasteboard
     /// The key custodian that hands out the group key ring.
     public var secureServices: any SecureServices
-    /// Where ``ShareBroker/displayMessage(_:)`` shows a message (a development aid); `nil`: no
-    /// presenter, the message is not shown.
-    public var messagePresenter: (any MessagePresenter)?
 
     /// Creates a platform from its adapters.
     public init(outbox: any Outbox, urlOpener: any URLOpener, reportSink: any ServerReportSink,
-                pasteboard: any Pasteboard, secureServices: any SecureServices,
-                messagePresenter: (any MessagePresenter)? = nil) {
+                pasteboard: any Pasteboard, secureServices: any SecureServices) {
         self.outbox = outbox
         self.urlOpener = urlOpener
         self.reportSink = reportSink
         self.pasteboard = pasteboard
         self.secureServices = secureServices
-        self.messagePresenter = messagePresenter
     }
 }

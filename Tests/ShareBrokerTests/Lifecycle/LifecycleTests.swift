@@ -147,16 +147,3 @@ struct LifecycleTests {
         #expect(fixture.broker.currentSnapshot.generation == o2.generation)
     }
 }
-
-@Suite("Display message")
-struct DisplayMessageTests {
-    @Test("displayMessage hands the message to the platform's presenter")
-    func displayMessage() throws {
-        let presenter = RecordingMessagePresenter()
-        var platform = try Platform.embedded(entitling: "com.acme.notes")
-        platform.messagePresenter = presenter
-        let broker = ShareBroker(appID: "com.acme.notes", platform: platform)
-        #expect(broker.displayMessage("Device out of compliance"))
-        #expect(presenter.displayed == ["Device out of compliance"])
-    }
-}
