@@ -180,6 +180,9 @@ func lifecycle(_ error: ShareBrokerError) -> CFailure {
         CFailure(SB_ERR_NOT_READY, "no policy has arrived yet; wait for the ready callback before reading the policy")
     case .offlineTimers:
         CFailure(SB_ERR_SETUP, "\(error)")
+    default:
+        // Not a lifecycle error (the calls mapped here throw only those); said as it is.
+        CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
     }
 }
 

@@ -53,22 +53,15 @@ private let textTypeCString = StaticNames([PasteboardItem.textType], unknown: ""
 
 /// Copies, mapping errors and the result.
 private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
-    try copy(outResult) { () throws(ClipboardError) in try box.broker.copy(items) }
+    try copy(outResult) { () throws(ShareBrokerError) in try box.broker.copy(items) }
 }
 
 /// Copies one item (no array of one), mapping errors and the result.
 private func copy(_ box: BrokerBox, _ item: PasteboardItem, fromWebView webView: String? = nil,
                   _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
-    try copy(outResult) { () throws(ClipboardError) in
+    try copy(outResult) { () throws(ShareBrokerError) in
         // The C interface names web views by id; the broker takes handles.
-        var view: WebViewHandle?
-        if let webView {
-            do throws(WebViewError) {
-                view = try box.broker.webViews.existingHandle(for: webView)
-            } catch {
-                throw .webView(error)
-            }
-        }
+        let view = try webView.map { id throws(ShareBrokerError) in try box.broker.webViews.existingHandle(for: id) }
         return try box.broker.copy(item, fromWebView: view)
     }
 }
@@ -86,15 +79,15 @@ public func sb_copy_from_webview(_ handle: OpaquePointer?, _ webView: UnsafePoin
 }
 
 private func copy(_ outResult: UnsafeMutablePointer<sb_copy_result>?,
-                  _ body: () throws(ClipboardError) -> CopyResult) throws(CFailure) {
+                  _ body: () throws(ShareBrokerError) -> CopyResult) throws(CFailure) {
     let result: CopyResult
-    do throws(ClipboardError) {
+    do throws(ShareBrokerError) {
         result = try body()
     } catch {
         switch error {
         case .itemTooLarge: throw CFailure(SB_ERR_TOO_LARGE, "\(error)")
-        case .invalidItemType, .invalidRepresentations, .webView: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
         case .pasteboardWriteFailed: throw CFailure(SB_ERR_PASTEBOARD, "\(error)")
+        default: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
         }
     }
     guard let outResult else { return }

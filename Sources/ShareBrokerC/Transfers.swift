@@ -121,7 +121,7 @@ public func sb_open_in(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, 
             guard let result = allocateZeroed(sb_transfer_result.self) else { throw outOfMemory }
             let document = OutboundDocument(name: name, bytes: bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
             let transfer: TransferResult
-            do throws(TransferError) {
+            do throws(ShareBrokerError) {
                 transfer = try box.broker.openIn(document, target: target, via: via)
             } catch {
                 freeZeroed(result)
@@ -160,13 +160,13 @@ public func sb_open_url(_ handle: OpaquePointer?, _ url: UnsafePointer<CChar>?,
             guard let outResult else { throw .null("out_result") }
             guard let result = allocateZeroed(sb_url_result.self) else { throw outOfMemory }
             let decision: URLDecision
-            do throws(TransferError) {
+            do throws(ShareBrokerError) {
                 decision = try box.broker.openURL(url)
             } catch {
                 freeZeroed(result)
                 switch error {
-                case .missingScheme, .webScheme: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 case .outbox: throw CFailure(SB_ERR_TRANSFER, "\(error)")
+                default: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 }
             }
             switch decision.outcome {

@@ -24,7 +24,7 @@ public func sb_broker_set_identity(_ handle: OpaquePointer?, _ identity: Int32) 
 }
 
 /// Maps a web-view error.
-func webViewFailure(_ error: WebViewError) -> CFailure {
+func webViewFailure(_ error: ShareBrokerError) -> CFailure {
     switch error {
     case .capacityExceeded: CFailure(SB_ERR_TOO_LARGE, "\(error)")
     default: CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
@@ -45,7 +45,7 @@ public func sb_webview_declare(_ handle: OpaquePointer?, _ id: UnsafePointer<CCh
                 }
                 value = known
             }
-            do throws(WebViewError) {
+            do throws(ShareBrokerError) {
                 try box.broker.webViews.declare(id, parent: parent, policy: value)
             } catch {
                 throw webViewFailure(error)
@@ -62,7 +62,7 @@ public func sb_webview_resolve(_ handle: OpaquePointer?, _ id: UnsafePointer<CCh
             let id = try string(id, "id")
             guard let outResolution else { throw .null("out_resolution") }
             let resolution: WebViewResolution
-            do throws(WebViewError) {
+            do throws(ShareBrokerError) {
                 resolution = try box.broker.resolveWebView(box.broker.webViews.existingHandle(for: id))
             } catch {
                 throw webViewFailure(error)

@@ -30,14 +30,7 @@ extension PolicySimulator {
         w.app.begin()
         let result: CopyResult
         do {
-            var view: WebViewHandle?
-            if let from {
-                do throws(WebViewError) {
-                    view = try w.broker.webViews.existingHandle(for: from)
-                } catch {
-                    throw ClipboardError.webView(error)
-                }
-            }
+            let view = try from.map { id throws(ShareBrokerError) in try w.broker.webViews.existingHandle(for: id) }
             result = try w.broker.copy(item, fromWebView: view)
         } catch {
             throw SimulatorError(from != nil ? "field 'from': \(error)" : "field 'text': \(error)")

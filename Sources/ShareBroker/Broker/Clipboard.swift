@@ -1,35 +1,5 @@
 import ShareBrokerCrypto
 
-/// Why a copy or paste could not be carried out at all (a policy block is a normal outcome).
-public enum ClipboardError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The item is larger than `EnvelopeFormat/maxPlaintextSize`; nothing was written. Copy less.
-    case itemTooLarge(size: Int, limit: Int)
-    /// The item type is empty or longer than `EnvelopeFormat/maxItemTypeLength` bytes.
-    case invalidItemType
-    /// The copy names a web view the app never declared.
-    case webView(WebViewError)
-    /// A copy of several representations gave none, more than 16 (the sealed set's limit, docs/FORMATS.md), or
-    /// the same type twice; nothing was written.
-    case invalidRepresentations(count: Int)
-    /// The platform's pasteboard refused the write (`reason` is the adapter's error); the
-    /// pasteboard keeps what it had. Try again, or check the pasteboard adapter.
-    case pasteboardWriteFailed(reason: String)
-
-    public var description: String {
-        switch self {
-        case .itemTooLarge(let size, let limit):
-            "the item is \(size) bytes, more than the \(limit)-byte limit; nothing was written"
-        case .invalidItemType:
-            "the item type must be 1 to \(EnvelopeFormat.maxItemTypeLength) bytes of UTF-8; nothing was written"
-        case .webView(let e): e.description
-        case .invalidRepresentations(let count):
-            "a copy carries 1 to \(SealedSet.maxEnvelopes) representations of distinct types (this one had \(count)); nothing was written"
-        case .pasteboardWriteFailed(let reason):
-            "the pasteboard refused the write (\(reason)); nothing was written"
-        }
-    }
-}
-
 extension TransferRules {
     /// Whether clear pasteboard items may be pasted (paste-in). Sealed items are governed by the
     /// keys instead. Pasting clear items was never gated by authorization, so this rule has no
@@ -178,7 +148,7 @@ extension ShareBroker {
     ///     ``webViews``): its effective identity decides whether the content is managed. Content
     ///     of an unmanaged identity is not restricted.
     @discardableResult
-    public func copy(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ClipboardError) -> CopyResult {
+    public func copy(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
         // CollectionOfOne: a single-item copy allocates no array of its own on the hot path.
         try copy(representations: CollectionOfOne(item), fromWebView: webView)
     }
@@ -193,14 +163,14 @@ extension ShareBroker {
     ///     most `EnvelopeFormat/maxPlaintextSize` bytes.
     ///   - webView: the web view the content comes from, if any, as for a single item.
     @discardableResult
-    public func copy(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ClipboardError) -> CopyResult {
+    public func copy(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
         try copy(representations: representations, fromWebView: webView)
     }
 
     /// The copy behind both entry points.
     private func copy<Items: RandomAccessCollection>(
         representations: Items, fromWebView webView: WebViewHandle?
-    ) throws(ClipboardError) -> CopyResult where Items.Element == PasteboardItem {
+    ) throws(ShareBrokerError) -> CopyResult where Items.Element == PasteboardItem {
         guard let first = representations.first, representations.count <= SealedSet.maxEnvelopes,
               !Self.hasDuplicateTypes(representations) else {
             throw .invalidRepresentations(count: representations.count)
@@ -216,13 +186,9 @@ extension ShareBroker {
         let snapshot = currentSnapshot
         var managed = snapshot.identity == .managed
         if let webView {
-            do {
-                managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
-                                               treatAllWebViewsAsUnmanaged: snapshot.manifest.treatAllWebViewsAsUnmanaged)
-                    .identity == .managed
-            } catch {
-                throw .webView(error)
-            }
+            managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
+                                           treatAllWebViewsAsUnmanaged: snapshot.manifest.treatAllWebViewsAsUnmanaged)
+                .identity == .managed
         }
         // The character-count exception: only one plain-text representation can qualify (types
         // are distinct), and the text is counted only when the exception could change the outcome.
@@ -337,7 +303,7 @@ extension ShareBroker {
 
     /// Writes to the platform's pasteboard and records the write as this app's (for a retire's
     /// "clear if nobody wrote since"); a refused write is reported to the copy, not recorded.
-    private func write(_ items: [PasteboardItem]) throws(ClipboardError) {
+    private func write(_ items: [PasteboardItem]) throws(ShareBrokerError) {
         let changeCount: Int
         do {
             changeCount = try platform.pasteboard.write(items)

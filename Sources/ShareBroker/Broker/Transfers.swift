@@ -61,7 +61,7 @@ extension ShareBroker {
     /// name, and the app's ``ShareBrokerDelegate/openInAttemptedWhenBlocked(policy:)`` is called.
     /// Before ready and while the user is not authorized every transfer gets a dummy.
     public func openIn(_ document: OutboundDocument, target: String,
-                       via channel: TransferChannel = .documentInteraction) throws(TransferError) -> TransferResult {
+                       via channel: TransferChannel = .documentInteraction) throws(ShareBrokerError) -> TransferResult {
         let outbox = platform.outbox
         return try openIn(documentNamed: document.name, target: target, via: channel) { request throws(OutboxError) in
             try outbox.handOver(name: request.name, bytes: request.delivers ? document.bytes : DummyFile.contents)
@@ -73,7 +73,7 @@ extension ShareBroker {
     /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
     /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.
     package func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
-                       handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(TransferError) -> TransferResult {
+                       handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(ShareBrokerError) -> TransferResult {
         do {
             try HandOverName.validate(name)
         } catch {
@@ -99,7 +99,7 @@ extension ShareBroker {
 
     /// Opens a URL in another app, if the policy allows: custom schemes follow the Open In policy
     /// toward the scheme's handler; `mailto:` follows the mail rules (see `URLRules`).
-    public func openURL(_ url: String) throws(TransferError) -> URLDecision {
+    public func openURL(_ url: String) throws(ShareBrokerError) -> URLDecision {
         let snapshot = currentSnapshot
         let result: URLDecision
         do throws(URLRequestError) {

@@ -3,8 +3,8 @@ extension ShareBroker {
     ///
     /// - Parameter view: the web view's handle, from ``WebViewHierarchy/declare(_:parent:policy:externalURLDelegate:)``
     ///   on ``webViews`` (or ``WebViewHierarchy/handle(for:)``).
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another broker's hierarchy.
-    public func resolveWebView(_ view: WebViewHandle) throws(WebViewError) -> WebViewResolution {
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another broker's hierarchy.
+    public func resolveWebView(_ view: WebViewHandle) throws(ShareBrokerError) -> WebViewResolution {
         let snapshot = currentSnapshot
         return try webViews.resolve(view, currentIdentity: snapshot.identity,
                                     treatAllWebViewsAsUnmanaged: snapshot.manifest.treatAllWebViewsAsUnmanaged)
@@ -14,8 +14,8 @@ extension ShareBroker {
     /// view opens in the managed browser when the policy requires it. The view's external-URL
     /// delegate is asked only when the view is managed.
     ///
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another broker's hierarchy.
-    public func navigate(_ view: WebViewHandle, to url: String) throws(WebViewError) -> WebViewNavigation {
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another broker's hierarchy.
+    public func navigate(_ view: WebViewHandle, to url: String) throws(ShareBrokerError) -> WebViewNavigation {
         let snapshot = currentSnapshot
         return try webViews.navigate(view, to: url, currentIdentity: snapshot.identity,
                                      treatAllWebViewsAsUnmanaged: snapshot.manifest.treatAllWebViewsAsUnmanaged,

@@ -49,7 +49,7 @@ public protocol Pasteboard: Sendable {
     ///
     /// - Throws: the adapter's own error when the platform refused the write; the pasteboard
     ///   then keeps exactly what it had, and the copy that asked reports
-    ///   ``ClipboardError/pasteboardWriteFailed(reason:)``.
+    ///   ``ShareBrokerError/pasteboardWriteFailed(reason:)``.
     @discardableResult
     func write(_ items: [PasteboardItem]) throws -> Int
     /// Empties the pasteboard only if nobody wrote to it since `changeCount`; returns whether it did.

@@ -3,7 +3,7 @@
 ///
 /// Get one from ``WebViewHierarchy/declare(_:parent:policy:externalURLDelegate:)`` or
 /// ``WebViewHierarchy/handle(for:)``. Nodes are never removed, so a handle stays valid for the
-/// life of its hierarchy; another hierarchy rejects it with ``WebViewError/foreignHandle``.
+/// life of its hierarchy; another hierarchy rejects it with ``ShareBrokerError/foreignHandle``.
 public struct WebViewHandle: Sendable, Hashable, CustomStringConvertible {
     /// The node's dense index in its hierarchy.
     let index: Int32

@@ -48,14 +48,14 @@ public final class WebViewHierarchy: Sendable {
     ///   - externalURLDelegate: the node's delegate; `nil` leaves it as it is. Use
     ///     ``setExternalURLDelegate(_:for:)`` to remove one.
     /// - Returns: the node's handle.
-    /// - Throws: ``WebViewError/cycle(node:parent:)`` when `parent` is `id` or lies under it;
-    ///   ``WebViewError/capacityExceeded`` when the hierarchy is full.
+    /// - Throws: ``ShareBrokerError/cycle(node:parent:)`` when `parent` is `id` or lies under it;
+    ///   ``ShareBrokerError/capacityExceeded`` when the hierarchy is full.
     @discardableResult
     public func declare(
         _ id: String, parent: String? = nil, policy: WebViewPolicy? = nil,
         externalURLDelegate: (any ExternalURLDelegate)? = nil
-    ) throws(WebViewError) -> WebViewHandle {
-        let index = try storage.withLock { s throws(WebViewError) -> Int32 in
+    ) throws(ShareBrokerError) -> WebViewHandle {
+        let index = try storage.withLock { s throws(ShareBrokerError) -> Int32 in
             if let parent, parent == id { throw .cycle(node: id, parent: parent) }
             let node = try s.intern(id, and: parent)
             if let parent { try s.attach(node, toParent: parent) }
@@ -70,20 +70,20 @@ public final class WebViewHierarchy: Sendable {
     /// every descendant, present and future, unless a nearer node sets its own;
     /// ``WebViewPolicy/unset`` removes the node's own policy.
     ///
-    /// - Throws: ``WebViewError/capacityExceeded`` when `node` is new and the hierarchy is full.
+    /// - Throws: ``ShareBrokerError/capacityExceeded`` when `node` is new and the hierarchy is full.
     @discardableResult
-    public func setPolicy(_ policy: WebViewPolicy, for node: String) throws(WebViewError) -> WebViewHandle {
+    public func setPolicy(_ policy: WebViewPolicy, for node: String) throws(ShareBrokerError) -> WebViewHandle {
         try declare(node, policy: policy)
     }
 
     /// Puts `node` under `parent` (declaring either when new), or makes it a root when `parent`
     /// is `nil`. The node's whole subtree moves with it and takes on its new ancestors' policies.
     ///
-    /// - Throws: ``WebViewError/cycle(node:parent:)`` when `parent` is `node` or lies under it
-    ///   (the hierarchy is unchanged); ``WebViewError/capacityExceeded`` when the hierarchy is full.
+    /// - Throws: ``ShareBrokerError/cycle(node:parent:)`` when `parent` is `node` or lies under it
+    ///   (the hierarchy is unchanged); ``ShareBrokerError/capacityExceeded`` when the hierarchy is full.
     @discardableResult
-    public func setParent(of node: String, to parent: String?) throws(WebViewError) -> WebViewHandle {
-        let index = try storage.withLock { s throws(WebViewError) -> Int32 in
+    public func setParent(of node: String, to parent: String?) throws(ShareBrokerError) -> WebViewHandle {
+        let index = try storage.withLock { s throws(ShareBrokerError) -> Int32 in
             if let parent, parent == node { throw .cycle(node: node, parent: parent) }
             let index = try s.intern(node, and: parent)
             if let parent {
@@ -99,10 +99,10 @@ public final class WebViewHierarchy: Sendable {
     /// Sets or, with `nil`, removes the ``ExternalURLDelegate`` of the web view `node`
     /// (declaring it when new). A delegate applies to its own node only.
     ///
-    /// - Throws: ``WebViewError/capacityExceeded`` when `node` is new and the hierarchy is full.
+    /// - Throws: ``ShareBrokerError/capacityExceeded`` when `node` is new and the hierarchy is full.
     @discardableResult
-    public func setExternalURLDelegate(_ delegate: (any ExternalURLDelegate)?, for node: String) throws(WebViewError) -> WebViewHandle {
-        let index = try storage.withLock { s throws(WebViewError) -> Int32 in
+    public func setExternalURLDelegate(_ delegate: (any ExternalURLDelegate)?, for node: String) throws(ShareBrokerError) -> WebViewHandle {
+        let index = try storage.withLock { s throws(ShareBrokerError) -> Int32 in
             let index = try s.intern(node, and: nil)
             s.delegates[Int(index)] = delegate
             return index
@@ -120,16 +120,16 @@ public final class WebViewHierarchy: Sendable {
     /// The handle of the node `id`, for callers that get ids from outside (the simulator, the C
     /// interface).
     ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `id`.
-    package func existingHandle(for id: String) throws(WebViewError) -> WebViewHandle {
+    /// - Throws: ``ShareBrokerError/unknownNode(_:)`` when no node has the id `id`.
+    package func existingHandle(for id: String) throws(ShareBrokerError) -> WebViewHandle {
         guard let handle = handle(for: id) else { throw .unknownNode(id) }
         return handle
     }
 
     /// The id of the node `handle` refers to.
     ///
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
-    public func id(of handle: WebViewHandle) throws(WebViewError) -> String {
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another hierarchy.
+    public func id(of handle: WebViewHandle) throws(ShareBrokerError) -> String {
         let index = try checked(handle)
         guard let id = storage.withLock({ s in index < s.ids.count ? s.ids[index] : nil }) else { throw .foreignHandle }
         return id
@@ -137,9 +137,9 @@ public final class WebViewHierarchy: Sendable {
 
     /// The id of `node`'s parent, or `nil` for a root.
     ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `node`.
-    public func parent(of node: String) throws(WebViewError) -> String? {
-        try storage.withLock { s throws(WebViewError) -> String? in
+    /// - Throws: ``ShareBrokerError/unknownNode(_:)`` when no node has the id `node`.
+    public func parent(of node: String) throws(ShareBrokerError) -> String? {
+        try storage.withLock { s throws(ShareBrokerError) -> String? in
             guard let index = s.indexes[node] else { throw .unknownNode(node) }
             let parent = s.parents[Int(index)]
             return parent >= 0 ? s.ids[Int(parent)] : nil
@@ -149,9 +149,9 @@ public final class WebViewHierarchy: Sendable {
     /// `node`'s own policy (``WebViewPolicy/unset`` when it has none; see ``resolve(_:currentIdentity:treatAllWebViewsAsUnmanaged:)``
     /// for the policy that applies to it).
     ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `node`.
-    public func policy(of node: String) throws(WebViewError) -> WebViewPolicy {
-        try storage.withLock { s throws(WebViewError) -> WebViewPolicy in
+    /// - Throws: ``ShareBrokerError/unknownNode(_:)`` when no node has the id `node`.
+    public func policy(of node: String) throws(ShareBrokerError) -> WebViewPolicy {
+        try storage.withLock { s throws(ShareBrokerError) -> WebViewPolicy in
             guard let index = s.indexes[node] else { throw .unknownNode(node) }
             return s.policies[Int(index)]
         }
@@ -159,9 +159,9 @@ public final class WebViewHierarchy: Sendable {
 
     /// The ids of `node`'s children, in no particular order.
     ///
-    /// - Throws: ``WebViewError/unknownNode(_:)`` when no node has the id `node`.
-    public func children(of node: String) throws(WebViewError) -> [String] {
-        try storage.withLock { s throws(WebViewError) -> [String] in
+    /// - Throws: ``ShareBrokerError/unknownNode(_:)`` when no node has the id `node`.
+    public func children(of node: String) throws(ShareBrokerError) -> [String] {
+        try storage.withLock { s throws(ShareBrokerError) -> [String] in
             guard let index = s.indexes[node] else { throw .unknownNode(node) }
             return s.children[Int(index)].map { s.ids[Int($0)] }
         }
@@ -184,10 +184,10 @@ public final class WebViewHierarchy: Sendable {
     ///   - view: the node's handle.
     ///   - currentIdentity: the app's identity at the moment of the decision.
     ///   - treatAllWebViewsAsUnmanaged: the manifest's `TreatAllWebViewsAsUnmanaged`.
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another hierarchy.
     public func resolve(
         _ view: WebViewHandle, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
-    ) throws(WebViewError) -> WebViewResolution {
+    ) throws(ShareBrokerError) -> WebViewResolution {
         let index = try checked(view)
         guard let decider = storage.withLock({ s in s.decider(of: index) }) else { throw .foreignHandle }
         return resolution(decider, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged)
@@ -196,10 +196,10 @@ public final class WebViewHierarchy: Sendable {
     /// Whether the page in `view` may receive a file upload: not when its effective policy is
     /// ``WebViewPolicy/currentIdentityBlockUpload`` and the current identity is managed.
     ///
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another hierarchy.
     public func allowsFileUpload(
         into view: WebViewHandle, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
-    ) throws(WebViewError) -> Bool {
+    ) throws(ShareBrokerError) -> Bool {
         try resolve(view, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged).allowsFileUpload
     }
 
@@ -209,10 +209,10 @@ public final class WebViewHierarchy: Sendable {
     /// leaves the app): it is allowed, except when the effective policy is
     /// ``WebViewPolicy/currentIdentityBlockUpload`` and the current identity is managed.
     ///
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another hierarchy.
     public func allowsPaste(
         into view: WebViewHandle, currentIdentity: ManagedIdentity, treatAllWebViewsAsUnmanaged: Bool
-    ) throws(WebViewError) -> Bool {
+    ) throws(ShareBrokerError) -> Bool {
         try resolve(view, currentIdentity: currentIdentity, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged).allowsPaste
     }
 
@@ -229,11 +229,11 @@ public final class WebViewHierarchy: Sendable {
     ///   - currentIdentity: the app's identity at the moment of the decision.
     ///   - treatAllWebViewsAsUnmanaged: the manifest's `TreatAllWebViewsAsUnmanaged`.
     ///   - managedBrowserRequired: the policy's ``PolicySnapshot/managedBrowserRequired``.
-    /// - Throws: ``WebViewError/foreignHandle`` when the handle belongs to another hierarchy.
+    /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another hierarchy.
     public func navigate(
         _ view: WebViewHandle, to url: String, currentIdentity: ManagedIdentity,
         treatAllWebViewsAsUnmanaged: Bool, managedBrowserRequired: Bool
-    ) throws(WebViewError) -> WebViewNavigation {
+    ) throws(ShareBrokerError) -> WebViewNavigation {
         let index = try checked(view)
         let found = storage.withLock { s -> (Decider, (any ExternalURLDelegate)?)? in
             guard let decider = s.decider(of: index) else { return nil }
@@ -252,7 +252,7 @@ public final class WebViewHierarchy: Sendable {
 
     /// The handle's index, when the handle is this hierarchy's.
     @inline(__always)
-    private func checked(_ handle: WebViewHandle) throws(WebViewError) -> Int {
+    private func checked(_ handle: WebViewHandle) throws(ShareBrokerError) -> Int {
         guard handle.hierarchy == tag, handle.index >= 0 else { throw .foreignHandle }
         return Int(handle.index)
     }
@@ -312,7 +312,7 @@ private struct Storage: Sendable {
 
     /// Interns `id` and, when given, `other` (both as roots when new), after checking that both
     /// fit: either both are interned or, on error, neither. Returns `id`'s index.
-    mutating func intern(_ id: String, and other: String?) throws(WebViewError) -> Int32 {
+    mutating func intern(_ id: String, and other: String?) throws(ShareBrokerError) -> Int32 {
         var needed = indexes[id] == nil ? 1 : 0
         if let other, other != id, indexes[other] == nil { needed += 1 }
         guard ids.count + needed <= Int(Int32.max) else { throw .capacityExceeded }
@@ -336,7 +336,7 @@ private struct Storage: Sendable {
 
     /// Puts `node` under the existing node `parentID`, refreshing the moved subtree. Throws,
     /// changing nothing, when that would make a cycle.
-    mutating func attach(_ node: Int32, toParent parentID: String) throws(WebViewError) {
+    mutating func attach(_ node: Int32, toParent parentID: String) throws(ShareBrokerError) {
         guard let parent = indexes[parentID] else { throw .unknownNode(parentID) }
         var ancestor = parent
         while ancestor >= 0 {

@@ -31,7 +31,7 @@ public enum DesktopHandOffError: Error, Sendable, Hashable, CustomStringConverti
     /// GIO could not start the app.
     case launchFailed(appID: String, reason: String)
     /// The broker refused the request before deciding (bad name, outbox failure).
-    case transfer(TransferError)
+    case transfer(ShareBrokerError)
 
     public var description: String {
         switch self {

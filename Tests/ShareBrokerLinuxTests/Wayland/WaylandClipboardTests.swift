@@ -349,7 +349,7 @@ struct WaylandClipboardTests {
             return
         }
         // The broker reports the same refusal to the copy that caused it.
-        let failedCopy = #expect(throws: ClipboardError.self) { try app.broker.copy(.text("after")) }
+        let failedCopy = #expect(throws: ShareBrokerError.self) { try app.broker.copy(.text("after")) }
         if case .pasteboardWriteFailed? = failedCopy {} else {
             Issue.record("expected pasteboardWriteFailed, got \(String(describing: failedCopy))")
         }

@@ -148,7 +148,7 @@ struct CopyTests {
         #expect(try fixture.broker.copy(.text("personal note")).action == .writeClear)
         // A handle of another broker's web views names no web view of this one: nothing is written.
         let foreign = try WebViewHierarchy().declare("docs")
-        #expect(throws: ClipboardError.webView(.foreignHandle)) {
+        #expect(throws: ShareBrokerError.foreignHandle) {
             try fixture.broker.copy(.text("x"), fromWebView: foreign)
         }
         #expect(fixture.pasteboard.read().items == [.text("personal note")])
@@ -158,11 +158,11 @@ struct CopyTests {
     func badItems() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .authorized))
         let huge = PasteboardItem(type: "public.data", bytes: [UInt8](repeating: 7, count: EnvelopeFormat.maxPlaintextSize + 1))
-        #expect(throws: ClipboardError.itemTooLarge(size: huge.bytes.count, limit: EnvelopeFormat.maxPlaintextSize)) {
+        #expect(throws: ShareBrokerError.itemTooLarge(size: huge.bytes.count, limit: EnvelopeFormat.maxPlaintextSize)) {
             try fixture.broker.copy(huge)
         }
-        #expect(throws: ClipboardError.invalidItemType) { try fixture.broker.copy(PasteboardItem(type: "", bytes: [1])) }
-        #expect(throws: ClipboardError.invalidItemType) {
+        #expect(throws: ShareBrokerError.invalidItemType) { try fixture.broker.copy(PasteboardItem(type: "", bytes: [1])) }
+        #expect(throws: ShareBrokerError.invalidItemType) {
             try fixture.broker.copy(PasteboardItem(type: PasteboardItem.sealedType, bytes: [1]))
         }
         #expect(fixture.pasteboard.read().items.isEmpty)

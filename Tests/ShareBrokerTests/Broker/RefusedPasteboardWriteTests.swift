@@ -37,7 +37,7 @@ struct RefusedPasteboardWriteTests {
         try broker.start(delegate: RecordingDelegate())
         try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: policy))
 
-        let error = #expect(throws: ClipboardError.self) { try broker.copy(.text("quarterly numbers")) }
+        let error = #expect(throws: ShareBrokerError.self) { try broker.copy(.text("quarterly numbers")) }
         guard case .pasteboardWriteFailed(let reason)? = error else {
             Issue.record("expected pasteboardWriteFailed, got \(String(describing: error))")
             return

@@ -73,9 +73,9 @@ struct URLAndActionTests {
         #expect(other.delegate.calls == ["openURLBlocked"])
         #expect(other.opener.openedURLs.isEmpty)
         #expect(try other.broker.openURL("nobody-handles-this:x").outcome == .unhandled)
-        #expect(throws: TransferError.missingScheme) { try other.broker.openURL("no scheme here") }
-        #expect(throws: TransferError.missingScheme) { try other.broker.openURL("1abc:x") }
-        #expect(throws: TransferError.webScheme("https")) { try other.broker.openURL("https://example.org") }
+        #expect(throws: ShareBrokerError.missingScheme) { try other.broker.openURL("no scheme here") }
+        #expect(throws: ShareBrokerError.missingScheme) { try other.broker.openURL("1abc:x") }
+        #expect(throws: ShareBrokerError.webScheme("https")) { try other.broker.openURL("https://example.org") }
     }
 
     @Test("the in-app mail composer needs native mail whitelisted and calls openInAttemptedWhenBlocked")

@@ -79,9 +79,9 @@ struct WebViewHierarchyTests {
         try views.declare("c", parent: "b", policy: .unmanaged)
         try views.declare("other", policy: .unmanaged)
 
-        #expect(throws: WebViewError.cycle(node: "a", parent: "c")) { try views.setParent(of: "a", to: "c") }
-        #expect(throws: WebViewError.cycle(node: "b", parent: "b")) { try views.setParent(of: "b", to: "b") }
-        #expect(throws: WebViewError.cycle(node: "a", parent: "b")) {
+        #expect(throws: ShareBrokerError.cycle(node: "a", parent: "c")) { try views.setParent(of: "a", to: "c") }
+        #expect(throws: ShareBrokerError.cycle(node: "b", parent: "b")) { try views.setParent(of: "b", to: "b") }
+        #expect(throws: ShareBrokerError.cycle(node: "a", parent: "b")) {
             try views.declare("a", parent: "b", policy: .unmanaged, externalURLDelegate: PrefixExternalURLDelegate(internalPrefixes: []))
         }
         #expect(try views.parent(of: "a") == nil)
@@ -95,10 +95,10 @@ struct WebViewHierarchyTests {
         #expect(!n.delegateConsulted)
 
         // A new node made its own parent is not added.
-        #expect(throws: WebViewError.cycle(node: "new", parent: "new")) { try views.declare("new", parent: "new") }
+        #expect(throws: ShareBrokerError.cycle(node: "new", parent: "new")) { try views.declare("new", parent: "new") }
         #expect(views.handle(for: "new") == nil)
         #expect(views.count == 4)
-        #expect(try #require(WebViewError.cycle(node: "a", parent: "c") as WebViewError?).description.contains("unchanged"))
+        #expect(try #require(ShareBrokerError.cycle(node: "a", parent: "c") as ShareBrokerError?).description.contains("unchanged"))
     }
 
     @Test("decisions use the identity current when they are made")
@@ -218,32 +218,32 @@ struct WebViewHierarchyTests {
     func unknownNodes() throws {
         let views = WebViewHierarchy()
         try views.declare("known")
-        #expect(throws: WebViewError.unknownNode("nope")) {
+        #expect(throws: ShareBrokerError.unknownNode("nope")) {
             try views.resolve(views.existingHandle(for: "nope"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
-        #expect(throws: WebViewError.unknownNode("nope")) {
+        #expect(throws: ShareBrokerError.unknownNode("nope")) {
             try views.navigate(views.existingHandle(for: "nope"), to: "https://x.example/", currentIdentity: .managed,
                                treatAllWebViewsAsUnmanaged: false, managedBrowserRequired: true)
         }
-        #expect(throws: WebViewError.unknownNode("nope")) {
+        #expect(throws: ShareBrokerError.unknownNode("nope")) {
             try views.allowsPaste(into: views.existingHandle(for: "nope"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
-        #expect(throws: WebViewError.unknownNode("nope")) {
+        #expect(throws: ShareBrokerError.unknownNode("nope")) {
             try views.allowsFileUpload(into: views.existingHandle(for: "nope"), currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
-        #expect(throws: WebViewError.unknownNode("nope")) { try views.parent(of: "nope") }
-        #expect(throws: WebViewError.unknownNode("nope")) { try views.policy(of: "nope") }
-        #expect(throws: WebViewError.unknownNode("nope")) { try views.children(of: "nope") }
+        #expect(throws: ShareBrokerError.unknownNode("nope")) { try views.parent(of: "nope") }
+        #expect(throws: ShareBrokerError.unknownNode("nope")) { try views.policy(of: "nope") }
+        #expect(throws: ShareBrokerError.unknownNode("nope")) { try views.children(of: "nope") }
         #expect(views.handle(for: "nope") == nil)
         #expect(views.count == 1)
-        #expect(WebViewError.unknownNode("nope").description.contains("'nope'"))
+        #expect(ShareBrokerError.unknownNode("nope").description.contains("'nope'"))
 
         let other = WebViewHierarchy()
         let foreign = try other.declare("known")
-        #expect(throws: WebViewError.foreignHandle) {
+        #expect(throws: ShareBrokerError.foreignHandle) {
             try views.resolve(foreign, currentIdentity: .managed, treatAllWebViewsAsUnmanaged: false)
         }
-        #expect(throws: WebViewError.foreignHandle) { try views.id(of: foreign) }
+        #expect(throws: ShareBrokerError.foreignHandle) { try views.id(of: foreign) }
         #expect(try other.id(of: foreign) == "known")
         #expect(views.handle(for: "known") != foreign)
     }

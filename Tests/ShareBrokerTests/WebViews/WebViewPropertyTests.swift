@@ -60,7 +60,7 @@ struct WebViewPropertyTests {
                 switch word % 4 {
                 case 0, 3:  // re-parent (declare with a policy in case 3)
                     let cycle = model.nodes.contains(a) && model.nodes.contains(b) ? model.isAncestorOrSelf(a, of: b) : a == b
-                    do throws(WebViewError) {
+                    do throws(ShareBrokerError) {
                         if word % 4 == 0 {
                             try views.setParent(of: a, to: b)
                         } else {

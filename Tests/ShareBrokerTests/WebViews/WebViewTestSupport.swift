@@ -26,12 +26,12 @@ final class RecordingURLDelegate: ExternalURLDelegate {
 
 extension WebViewHierarchy {
     /// The effective identity of `view` (test shorthand).
-    func identity(_ view: String, _ current: ManagedIdentity, treatAll: Bool) throws(WebViewError) -> ManagedIdentity {
+    func identity(_ view: String, _ current: ManagedIdentity, treatAll: Bool) throws(ShareBrokerError) -> ManagedIdentity {
         try resolve(existingHandle(for: view), currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll).identity
     }
 
     /// The deciding node's id, or "default" (test shorthand).
-    func decider(_ view: String, _ current: ManagedIdentity = .managed, treatAll: Bool = false) throws(WebViewError) -> String {
+    func decider(_ view: String, _ current: ManagedIdentity = .managed, treatAll: Bool = false) throws(ShareBrokerError) -> String {
         switch try resolve(existingHandle(for: view), currentIdentity: current, treatAllWebViewsAsUnmanaged: treatAll).decidedBy {
         case .default: "default"
         case .node(let handle): try id(of: handle)
