@@ -20,9 +20,9 @@ public final class ShareBroker: Sendable {
     public let platform: Platform
     /// The app's viewers (containers and web views) and their web-view policies.
     public let webViews = WebViewHierarchy()
-    /// Where a retire journals its wipe so a crash cannot leave it half done; `nil` when the app
-    /// gave none (the wipe then runs unjournaled).
-    public let wipeJournal: WipeJournal?
+    /// Where a retire journals its wipe so a crash cannot leave it half done (in the state
+    /// folder); `nil` when the app gave none (the wipe then runs unjournaled).
+    package let wipeJournal: WipeJournal?
     /// The current policy snapshot; only the lifecycle writes it.
     let store: PolicyStore
     /// Serializes updates; held while callbacks run.
@@ -51,24 +51,28 @@ public final class ShareBroker: Sendable {
     ///   - manifest: the app's static settings.
     ///   - platform: the adapters: `ManagedApp.attach(delegate:)` (ShareBrokerLinux) makes the
     ///     real ones; `Platform.embedded(entitling:)` (ShareBrokerTesting) keeps everything in memory.
-    ///   - wipeJournal: where a retire records its progress, in a folder of the app's that
-    ///     survives restarts. Production apps should give one: without it a crash during a
-    ///     retire leaves the rest of the sensitive data in place.
+    ///   - stateDirectory: a folder of the app's own that survives restarts, where the library
+    ///     keeps what a crash must not lose: the journal of a retire in progress (finished by the
+    ///     next ``start(delegate:)``) and the record of the app's last pasteboard write (so a
+    ///     retire can take it back). Production apps should give one: without it a crash during
+    ///     a retire leaves the rest of the sensitive data in place. `ManagedApp` gives one under
+    ///     `$XDG_STATE_HOME`.
     ///   - logger: the library's logger (default: label `sharebroker` through the process's
     ///     swift-log back end). The policy's log level governs it; it never carries payloads,
     ///     document contents or keys, at any level.
     public convenience init(appID: String, manifest: AppManifest = AppManifest(), platform: Platform,
-                            wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
+                            stateDirectory: String? = nil, logger: Logger = Logger(label: "sharebroker")) {
         self.init(appID: appID, manifest: manifest, device: DeviceApps(), platform: platform,
-                  wipeJournal: wipeJournal, logger: logger)
+                  stateDirectory: stateDirectory, logger: logger)
     }
 
     /// Creates the library for `appID` with the other apps on the device as known at start (the
     /// agent client, the simulator and tests know them; an app's broker learns them from the agent).
     package init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps,
-                 platform: Platform, wipeJournal: WipeJournal? = nil, logger: Logger = Logger(label: "sharebroker")) {
+                 platform: Platform, stateDirectory: String? = nil, logger: Logger = Logger(label: "sharebroker")) {
         self.appID = appID
         self.platform = platform
+        let wipeJournal = stateDirectory.map { WipeJournal(directory: $0) }
         self.wipeJournal = wipeJournal
         self.pasteboardWrites = PasteboardWriteLog(journalDirectory: wipeJournal?.directory,
                                                    pasteboardIdentity: platform.pasteboard.persistentIdentity)
@@ -120,7 +124,7 @@ public final class ShareBroker: Sendable {
 
     /// Starts the library. It becomes ready when the first policy arrives (``apply(_:)``).
     ///
-    /// If the ``wipeJournal`` holds a retire that a crash interrupted, `start` finishes that wipe
+    /// If the wipe journal in the state folder holds a retire that a crash interrupted, `start` finishes that wipe
     /// before it returns, with the erasers registered by then (register them all before calling
     /// `start`), and reports it to the server sink. Throughout, ``policy()`` throws and every
     /// transfer fails closed; afterwards the snapshot is retired (every policy at its most

@@ -9,7 +9,7 @@ extension AgentClient {
     /// picks other adapters (in-memory ones, say) calls it with its own `platform`, which should
     /// report to this client and take its keys from it (`reportSink: client, secureServices: client`).
     public func makeBroker(for welcome: WelcomeMessage, platform: Platform,
-                           wipeJournal: WipeJournal? = nil) -> ShareBroker {
-        ShareBroker(appID: welcome.app, device: device, platform: platform, wipeJournal: wipeJournal)
+                           stateDirectory: String? = nil) -> ShareBroker {
+        ShareBroker(appID: welcome.app, device: device, platform: platform, stateDirectory: stateDirectory)
     }
 }

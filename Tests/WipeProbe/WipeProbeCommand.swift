@@ -69,7 +69,7 @@ struct WipeProbeCommand: ParsableCommand {
         var platform = try Platform.embedded(entitling: "com.acme.notes")
         platform.reportSink = sink
         let broker = ShareBroker(appID: "com.acme.notes", platform: platform,
-                                 wipeJournal: WipeJournal(directory: directory + "/state"))
+                                 stateDirectory: directory + "/state")
         let registry = SensitiveDataRegistry(credentialStore: FileCredentialStore(directory: data + "/credentials"))
         try registry.registerLocation(data + "/docs")
         try registry.registerLocation(data + "/single.txt")

@@ -15,7 +15,7 @@ extension ShareBroker {
     /// level), reporting each acknowledgment to the server sink. The update that makes the
     /// library ready invokes only ``ShareBrokerDelegate/appConnectIsReady()``. An update to
     /// ``AuthState/retired`` resets every policy to its most restrictive value and erases the
-    /// config, then wipes what the registered erasers hold (journaled in the ``wipeJournal``,
+    /// config, then wipes what the registered erasers hold (journaled in the state folder's wipe journal,
     /// so a crash half way is finished at the next start), reports the wipe to the server sink,
     /// and announces only the authorization change.
     ///

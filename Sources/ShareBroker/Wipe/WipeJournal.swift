@@ -25,9 +25,10 @@ package enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertibl
 /// The durable record of a retire in progress, so that a wipe interrupted by a crash is
 /// finished at the next ``ShareBroker/start(delegate:)`` before anything can read data.
 ///
-/// Pass one to ``ShareBroker/init(appID:manifest:platform:wipeJournal:logger:)``
-/// with a folder of the app's own that survives restarts. Without a journal a retire still
-/// wipes, but a crash half way leaves the rest of the data in place.
+/// The broker keeps one in the state folder an app gives to
+/// ``ShareBroker/init(appID:manifest:platform:stateDirectory:logger:)``, a folder of the app's
+/// own that survives restarts. Without a journal a retire still wipes, but a crash half way
+/// leaves the rest of the data in place.
 ///
 /// ## Format (version 1)
 ///
@@ -49,17 +50,17 @@ package enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Every change replaces the whole file atomically: write `wipe-journal.tmp`, fsync it, rename
 /// it over `wipe-journal`, fsync the folder. When the wipe has been reported the file is
 /// unlinked and the folder fsynced.
-public struct WipeJournal: Sendable {
+package struct WipeJournal: Sendable {
     /// The journal's file name inside ``directory``.
     package static let fileName = "wipe-journal"
     /// The name under which a problem with the journal itself appears in a ``WipeReport``.
     package static let reportName = "wipe-journal"
 
     /// The folder that holds the journal; created when a retire first needs it.
-    public let directory: String
+    package let directory: String
 
     /// Keeps the journal in `directory`, an absolute path to a folder the app owns.
-    public init(directory: String) {
+    package init(directory: String) {
         self.directory = directory
     }
 

@@ -124,11 +124,11 @@ public final class ManagedApp: Sendable {
         // A folder this process cannot use gets no journal: a journal that cannot be read makes
         // every start wipe everything (it cannot tell whether a retire was interrupted).
         let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
-        let journal = Self.makeUsableFolder(stateFolder) ? WipeJournal(directory: stateFolder) : nil
+        let usableStateFolder = Self.makeUsableFolder(stateFolder) ? stateFolder : nil
         let broker = ShareBroker(appID: welcome.app, device: agent.device, platform: Platform(
             outbox: outbox, urlOpener: configuration.urlOpener ?? DesktopURLOpener(), reportSink: agent,
             pasteboard: pasteboard.pasteboard, secureServices: agent),
-            wipeJournal: journal)
+            stateDirectory: usableStateFolder)
         pasteboard.followPlaceholder(of: broker)
         // The offline timers keep their last confirmation in the state folder; where it cannot
         // be made (no usable home), they count in memory, from this start's first policy: no

@@ -75,7 +75,7 @@ struct Refused: Error, CustomStringConvertible {
 /// A broker that journals its wipes in `folder/state`, not started.
 func journaledBroker(in folder: ScratchFolder, sink: RecordingReportSink = RecordingReportSink()) throws -> ShareBroker {
     ShareBroker(appID: "com.acme.notes", platform: try embeddedPlatform(reportingTo: sink),
-                wipeJournal: WipeJournal(directory: folder.path + "/state"))
+                stateDirectory: folder.path + "/state")
 }
 
 /// The embedded platform, reporting to `sink`.
