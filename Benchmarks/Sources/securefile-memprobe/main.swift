@@ -26,7 +26,7 @@ import Glibc
 import Darwin
 #endif
 import CSodiumBench
-import ShareBroker
+@_spi(Benchmarks) import ShareBroker
 import ShareBrokerCrypto
 
 /// Everything the probe measures; used from the main thread only.
@@ -257,7 +257,7 @@ final class Probe {
         if mkdir(folder, 0o700) != 0 && errno != EEXIST { Probe.fail("cannot create \(folder): errno \(errno)") }
         let fileKeys: FileKeyRing
         do { fileKeys = try FileKeyRing.generate() } catch { Probe.fail("no keys: \(error)") }
-        let store = SecureFileStore(directory: folder, fileKeys: fileKeys)
+        let store = SecureFileStore.withKeys(directory: folder, fileKeys: fileKeys)
         let rawPath = folder + "/raw.bin"
 
         // Warm up every path once (code pages, allocator arenas), on a small file.

@@ -13,7 +13,7 @@
 
 import Foundation
 import FuzzSupport
-import ShareBroker
+@_spi(Fuzzing) import ShareBroker
 import ShareBrokerCrypto
 
 enum SecureFileFuzz {
@@ -33,7 +33,7 @@ enum SecureFileFuzz {
                   try? FileKeyRing(importing: [(id: 0x5342_4602, bytes: bytes)])
               })
         else { return nil }
-        return SecureFileStore(directory: folder, fileKeys: fileKeys, legacyKeyRing: ring, policy: .required)
+        return SecureFileStore.withKeys(directory: folder, fileKeys: fileKeys, legacyKeyRing: ring, policy: .required)
     }()
 
     static var path: String { folder + "/f" }

@@ -34,7 +34,7 @@ extension ShareBroker {
     /// reached), exactly as ``apply(_:)`` does, except that it is no confirmation: the offline
     /// timers go on counting from the last policy the agent delivered.
     @discardableResult
-    public func applyCached(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+    package func applyCached(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
         try applyUnconfirmed(update)
     }
 

@@ -14,7 +14,7 @@ public final class PolicySnapshot: Sendable {
     /// Why the user is (not) authorized.
     public let authMessage: String
     /// The server's Open In setting, before expansion.
-    public let openInSetting: TransferSetting
+    package let openInSetting: TransferSetting
     /// The effective Open In policy: "All AppConnect apps" reads as ``OpenInPolicy/whitelist``.
     public let openInPolicy: OpenInPolicy
     /// The effective whitelist (empty unless ``openInPolicy`` is ``OpenInPolicy/whitelist``).
@@ -50,7 +50,7 @@ public final class PolicySnapshot: Sendable {
     /// Whether notifications of managed content may be posted, and with what text.
     public let notificationPolicy: NotificationPolicy
     /// The server's Open From setting, before expansion.
-    public let openFromSetting: TransferSetting
+    package let openFromSetting: TransferSetting
     /// The effective Open From policy: "All AppConnect apps" reads as ``OpenFromPolicy/whitelist``.
     public let openFromPolicy: OpenFromPolicy
     /// The effective Open From whitelist (empty unless ``openFromPolicy`` is ``OpenFromPolicy/whitelist``).

@@ -91,7 +91,7 @@ public final class SecureFileStore: Sendable {
     ///     group key; `nil`: such files are refused with ``SecureFileError/unknownKey(id:)``.
     ///   - policy: the secure file I/O policy for ``writePlaintext(_:to:)``.
     ///   - maximumFileSize: the cap on a file's plaintext size.
-    public convenience init(directory: String, fileKeys: FileKeyRing, legacyKeyRing: KeyRing? = nil,
+    package convenience init(directory: String, fileKeys: FileKeyRing, legacyKeyRing: KeyRing? = nil,
                             policy: SecureFileIOPolicy = .required,
                             maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) {
         self.init(directory: directory, access: .keys(fileKeys, legacy: legacyKeyRing, policy: policy),

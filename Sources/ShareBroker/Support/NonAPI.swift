@@ -3,6 +3,8 @@
 // swift-nio model for non-API) give them what they measure or fuzz. They are NOT API: an app that
 // imports them with `@_spi(...)` gets no stability promise, and they may change in any release.
 
+import ShareBrokerCrypto
+
 extension ShareBroker {
     /// Benchmarks only (not API): decides a copy of `characters` characters of the current
     /// identity's content without writing anything, as `copy` would, and returns what it would do.
@@ -35,6 +37,17 @@ extension ShareBroker {
     public func benchmarkCheckOfflineTimers() throws(ShareBrokerError) -> Bool {
         if case .confirmed = try checkOfflineTimers() { return true }
         return false
+    }
+}
+
+extension SecureFileStore {
+    /// Benchmarks and fuzzing only (not API): a store over `directory` with these keys, outside
+    /// any broker (no authorization, no retire). Apps open stores with
+    /// ``ShareBroker/secureFiles(directory:maximumFileSize:)``.
+    @_spi(Benchmarks) @_spi(Fuzzing)
+    public static func withKeys(directory: String, fileKeys: FileKeyRing, legacyKeyRing: KeyRing? = nil,
+                                policy: SecureFileIOPolicy = .required) -> SecureFileStore {
+        SecureFileStore(directory: directory, fileKeys: fileKeys, legacyKeyRing: legacyKeyRing, policy: policy)
     }
 }
 
