@@ -57,7 +57,8 @@ func benchmarkWhitelist(extra: Int) -> Set<String> {
 }
 
 /// `update` is applied after the whitelist (issue 18's decisions set their own policy).
-func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? = nil) -> ShareBroker {
+func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? = nil,
+                offlinePolicySeconds: (accessCheck: Int, wipe: Int)? = nil) -> ShareBroker {
     let whitelist = benchmarkWhitelist(extra: extra)
     let broker: ShareBroker
     do {
@@ -69,6 +70,9 @@ func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? =
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(whitelist)))
         if let update { _ = try broker.apply(update) }
+        if let offline = offlinePolicySeconds {
+            try broker.benchmarkApplyOfflinePolicy(accessCheckSeconds: offline.accessCheck, wipeSeconds: offline.wipe)
+        }
     } catch {
         fatalError("benchmark fixture: \(error)")
     }
@@ -141,8 +145,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     } setup: {
-        makeBroker(extra: 0, offlineTimers: true,
-                   update: PolicyUpdate(offline: OfflinePolicy(accessCheckAfter: .seconds(3_600), wipeAfter: .seconds(86_400))))
+        makeBroker(extra: 0, offlineTimers: true, offlinePolicySeconds: (accessCheck: 3_600, wipe: 86_400))
     }
     // Counting the characters of a 20-character text with emoji (what a copy does before the
     // decision when the exception could apply): the String it decodes allocates once.

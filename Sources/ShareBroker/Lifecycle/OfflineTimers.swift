@@ -91,36 +91,36 @@ package struct SystemBootClock: BootClock {
 
 /// How long the app may go without the management agent confirming its policy (AppConnect's
 /// offline grace; Intune's `periodOfflineBeforeAccessCheck` and `periodOfflineBeforeWipeIsEnforced`).
-public struct OfflinePolicy: Sendable, Hashable {
+package struct OfflinePolicy: Sendable, Hashable {
     /// After this long without a confirmation every transfer fails closed and the app is told
     /// (``AuthState/unauthorized`` with a message) until the next confirmation; `nil`: no limit.
-    public var accessCheckAfter: Duration?
+    package var accessCheckAfter: Duration?
     /// After this long the app retires itself and wipes; `nil`: never.
-    public var wipeAfter: Duration?
+    package var wipeAfter: Duration?
 
     /// Creates a policy; `nil` means no limit.
-    public init(accessCheckAfter: Duration? = nil, wipeAfter: Duration? = nil) {
+    package init(accessCheckAfter: Duration? = nil, wipeAfter: Duration? = nil) {
         self.accessCheckAfter = accessCheckAfter
         self.wipeAfter = wipeAfter
     }
 
     /// No timers: the behaviour from before they existed (the default).
-    public static let unlimited = OfflinePolicy()
+    package static let unlimited = OfflinePolicy()
 
     /// The largest period a document or the simulator can give: 10 years, in seconds.
-    public static let maxSeconds = 315_360_000
+    package static let maxSeconds = 315_360_000
 
     /// The periods in whole seconds, 0 meaning no limit (the form of documents, the simulator and
     /// the agent protocol).
-    public init(accessCheckSeconds: Int, wipeSeconds: Int) {
+    package init(accessCheckSeconds: Int, wipeSeconds: Int) {
         accessCheckAfter = accessCheckSeconds > 0 ? .seconds(accessCheckSeconds) : nil
         wipeAfter = wipeSeconds > 0 ? .seconds(wipeSeconds) : nil
     }
 
     /// ``accessCheckAfter`` in whole seconds, 0 for no limit.
-    public var accessCheckSeconds: Int { accessCheckAfter.map { Int($0.components.seconds) } ?? 0 }
+    package var accessCheckSeconds: Int { accessCheckAfter.map { Int($0.components.seconds) } ?? 0 }
     /// ``wipeAfter`` in whole seconds, 0 for no limit.
-    public var wipeSeconds: Int { wipeAfter.map { Int($0.components.seconds) } ?? 0 }
+    package var wipeSeconds: Int { wipeAfter.map { Int($0.components.seconds) } ?? 0 }
 }
 
 /// What ``ShareBroker/checkOfflineTimers()`` found.

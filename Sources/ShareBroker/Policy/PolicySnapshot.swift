@@ -58,7 +58,7 @@ public final class PolicySnapshot: Sendable {
     /// Where clear items pasted into managed content may come from.
     public let pasteInPolicy: PasteInPolicy
     /// How long the app may go without a confirmation of its policy; no limit by default.
-    public let offlinePolicy: OfflinePolicy
+    package let offlinePolicy: OfflinePolicy
 
     /// The largest ``clipboardExceptionLength`` (Intune's bound): 65,535 characters.
     public static let maxClipboardExceptionLength = 65_535

@@ -31,9 +31,10 @@ public struct PolicyUpdate: Sendable, Hashable {
     public var openFrom: TransferSetting?
     /// Where clear items pasted into managed content may come from.
     public var pasteIn: PasteInPolicy?
-    /// How long the app may go without a confirmation of its policy (the
-    /// offline timers, which `ManagedApp` of ShareBrokerLinux runs).
-    public var offline: OfflinePolicy?
+    /// How long the app may go without a confirmation of its policy: the offline timers, which
+    /// `ManagedApp` of ShareBrokerLinux runs (package access: the agent and the policy documents
+    /// set it).
+    package var offline: OfflinePolicy?
 
     /// Creates an update; every field defaults to "keep the current value".
     public init(
@@ -42,8 +43,7 @@ public struct PolicyUpdate: Sendable, Hashable {
         secureFileIO: SecureFileIOPolicy? = nil, logLevel: LogLevel? = nil,
         dragAndDrop: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
         config: [String: String]? = nil, clipboardExceptionLength: Int? = nil,
-        notifications: NotificationPolicy? = nil, openFrom: TransferSetting? = nil, pasteIn: PasteInPolicy? = nil,
-        offline: OfflinePolicy? = nil
+        notifications: NotificationPolicy? = nil, openFrom: TransferSetting? = nil, pasteIn: PasteInPolicy? = nil
     ) {
         self.auth = auth
         self.authMessage = authMessage
@@ -59,6 +59,23 @@ public struct PolicyUpdate: Sendable, Hashable {
         self.notifications = notifications
         self.openFrom = openFrom
         self.pasteIn = pasteIn
+    }
+
+    /// An update that also sets the offline timers (the agent's pushes, the policy documents).
+    package init(
+        auth: AuthState? = nil, authMessage: String? = nil, openIn: TransferSetting? = nil,
+        pasteboard: PasteboardPolicy? = nil, print: PrintPolicy? = nil,
+        secureFileIO: SecureFileIOPolicy? = nil, logLevel: LogLevel? = nil,
+        dragAndDrop: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
+        config: [String: String]? = nil, clipboardExceptionLength: Int? = nil,
+        notifications: NotificationPolicy? = nil, openFrom: TransferSetting? = nil, pasteIn: PasteInPolicy? = nil,
+        offline: OfflinePolicy?
+    ) {
+        self.init(auth: auth, authMessage: authMessage, openIn: openIn, pasteboard: pasteboard, print: print,
+                  secureFileIO: secureFileIO, logLevel: logLevel, dragAndDrop: dragAndDrop,
+                  managedBrowserRequired: managedBrowserRequired, config: config,
+                  clipboardExceptionLength: clipboardExceptionLength, notifications: notifications,
+                  openFrom: openFrom, pasteIn: pasteIn)
         self.offline = offline
     }
 }

@@ -31,6 +31,13 @@ extension ShareBroker {
         }
     }
 
+    /// Benchmarks only (not API): applies an offline policy (access check and wipe after these
+    /// many seconds), as the agent's push would.
+    @_spi(Benchmarks)
+    public func benchmarkApplyOfflinePolicy(accessCheckSeconds: Int, wipeSeconds: Int) throws(ShareBrokerError) {
+        try apply(PolicyUpdate(offline: OfflinePolicy(accessCheckSeconds: accessCheckSeconds, wipeSeconds: wipeSeconds)))
+    }
+
     /// Benchmarks only (not API): checks the offline timers, as `ManagedApp` does every second;
     /// true while within the access-check period.
     @_spi(Benchmarks)
