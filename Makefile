@@ -205,7 +205,7 @@ capi-check: deps
 	SWIFT="$(SWIFT)" scripts/capi-check.sh
 
 # An Open In decision and a 64 B SecureCopy copy through the C interface (called from C) against
-# the same calls from Swift, in one process, rounds interleaved (Benchmarks/Sources/capi-bench;
+# the same calls from Swift, in one process, paired in each sample (Benchmarks/Sources/capi-bench;
 # the goal is at most 1.10x). Release builds; not part of CI (timing).
 capi-bench: deps
 	$(SWIFT) build -c release --product sharebroker-c
