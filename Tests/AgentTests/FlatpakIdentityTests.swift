@@ -42,7 +42,7 @@ struct FlatpakIdentityTests {
         /// The deployed app's files (its /app), inside the trusted installation.
         var appPath: String { "\(installation)/app/\(FlatpakIdentityTests.appID)/x86_64/stable/0123abcd/files" }
 
-        init() throws {
+        init(agentArguments: [String] = []) throws {
             h = try AgentHarness()
             try h.install(at: appPath + "/bin/acme-notes")
             for folder in [runtimeRoot, "\(runtimeRoot)/\(geteuid())"] {
@@ -57,7 +57,7 @@ struct FlatpakIdentityTests {
                 """
             try device.write(toFile: h.policyPath, atomically: true, encoding: .utf8)
             try h.startAgent(arguments: ["--policy", h.policyPath, "--flatpak-installation", installation,
-                                         "--flatpak-runtime-root", runtimeRoot])
+                                         "--flatpak-runtime-root", runtimeRoot] + agentArguments)
         }
 
         /// The `.flatpak-info` Flatpak writes for this app (`appPath` may name another place).
@@ -101,8 +101,27 @@ struct FlatpakIdentityTests {
         /// Runs `command` (arguments to the app) as `/app/bin/acme-notes` in a sandbox whose
         /// `/app` is `app` and whose `/.flatpak-info` is `infoFile`; bwrap's `--info-fd` goes to
         /// `bwrapInfoPath` (the record's `bwrapinfo.json` by default).
-        func run(_ command: [String], infoFile: InfoFile, app: String? = nil, bwrapInfoPath: String? = nil,
-                 background: Bool = false) throws -> AgentHarness.Run {
+        func run(_ command: [String], infoFile: InfoFile, app: String? = nil, bwrapInfoPath: String? = nil) throws -> AgentHarness.Run {
+            try h.run("/bin/sh", ["-c", shellLine(command, infoFile: infoFile, app: app, bwrapInfoPath: bwrapInfoPath)], timeout: 30)
+        }
+
+        /// As ``run(_:infoFile:app:bwrapInfoPath:)``, in the background: standard output goes to
+        /// the returned file.
+        func start(_ command: [String], infoFile: InfoFile, name: String) throws -> (process: Process, output: String) {
+            let output = h.root + "/\(name).out"
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", try shellLine(command, infoFile: infoFile, app: nil, bwrapInfoPath: nil)]
+            process.environment = h.environment
+            process.standardOutput = FileHandle(forWritingAtPath: output)
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            return (process, output)
+        }
+
+        private func shellLine(_ command: [String], infoFile: InfoFile, app: String?, bwrapInfoPath: String?) throws -> String {
             let scratch = h.root + "/scratch-\(UInt32.random(in: 0 ... .max))"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
             var args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -135,8 +154,7 @@ struct FlatpakIdentityTests {
                 args += ["--ro-bind", scratch + "/fifo", "/.flatpak-info"]
             }
             args += ["--info-fd", "3", "/app/bin/acme-notes"] + command
-            let line = "exec " + ([FlatpakTestEnvironment.bwrap ?? "bwrap"] + args).map(shellQuote).joined(separator: " ") + " " + redirects
-            return try h.run("/bin/sh", ["-c", line], timeout: 30)
+            return "exec " + ([FlatpakTestEnvironment.bwrap ?? "bwrap"] + args).map(shellQuote).joined(separator: " ") + " " + redirects
         }
 
         /// A long-lived sandbox of this app (`sleep`, not the app), for records that name it.
@@ -165,6 +183,44 @@ struct FlatpakIdentityTests {
     }
 
     static func shellQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    @Test("The same with the pidfd_open fallback (kernels before 6.5)")
+    func sandboxedAppWithoutPeerPidfd() throws {
+        let s = try Sandbox(agentArguments: ["--no-peer-pidfd"])
+        let info = s.info()
+        try s.writeRecord(info: info)
+        let status = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(status.status == 0, "\(status.output) \(status.error)")
+        #expect(status.text.contains("app: \(Self.appID)"), "\(status.output)")
+    }
+
+    @Test("A connected Flatpak app stays through a policy install (re-identified from its sandbox), and loses its keys when the device no longer registers it as a Flatpak")
+    func reidentifiedAtPolicyInstall() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        try s.writeRecord(info: info)
+        let watch = try s.start(["watch", "--seconds", "30"], infoFile: .data(info), name: "watch")
+        defer { s.h.stop(watch.process) }
+        func events(_ name: String) -> Int { s.h.jsonLines(watch.output).filter { $0["event"] as? String == name }.count }
+        #expect(s.h.wait(15) { events("keys") >= 1 }, "\(s.agentLog)")
+        // The same document again: re-identified (no pidfd of the connection at hand), kept,
+        // and the push reaches it.
+        s.h.reloadAgent()
+        #expect(s.h.wait(15) { events("policy") >= 1 }, "\(s.h.jsonLines(watch.output))")
+        let status = try s.h.run(AgentHarness.sharebrokerd, ["--status"]).output
+        #expect(status.contains(Self.appID), "\(status)")
+        #expect(s.refusals("flatpakUnverified").isEmpty && events("keysDropped") == 0)
+        // Now registered as a host app at that path: the sandboxed process is no longer it.
+        let device = """
+            {"format": "sharebroker.device", "version": 1, "apps": [
+              {"id": "\(Self.appID)", "executable": "/app/bin/acme-notes", "appConnect": true, "policy": \(AgentHarness.secureCopyPolicy)}
+            ]}
+            """
+        try device.write(toFile: s.h.policyPath, atomically: true, encoding: .utf8)
+        s.h.reloadAgent()
+        #expect(s.h.wait { events("keysDropped") >= 1 }, "\(s.h.jsonLines(watch.output))")
+        #expect(s.h.wait { !s.refusals("unregistered").isEmpty })
+    }
 
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
