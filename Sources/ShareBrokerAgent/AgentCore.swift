@@ -531,7 +531,8 @@ public final class AgentCore: Sendable {
     func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, writer: PeerCredentials? = nil,
                 connection: any AgentConnection) {
         report(SystemLogRecord(event: "refused", pid: peer.pid, uid: peer.uid, reason: refusal.reason.rawValue, isWarning: true))
-        auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer) {
+        auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer,
+                       detail: refusal.message) {
             connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
             connection.close()
         }
@@ -551,8 +552,11 @@ public final class AgentCore: Sendable {
     /// is written on its own (with the pid) and `then` runs once it is durable; later ones in
     /// the window only count, and ``flushCoalescedRefusals()`` writes one record with the count,
     /// so a flood of refused connections costs one fsync per kind per second, not one each.
+    ///
+    /// `detail` (what the agent found, for people: paths, ids and pids, never keys or content)
+    /// goes to the agent's log with the first of a kind, not to the audit record.
     func auditCoalesced(reason: RefusalReason, peer: PeerCredentials, executable: String?,
-                        writer: PeerCredentials? = nil, then: @escaping @Sendable () -> Void) {
+                        writer: PeerCredentials? = nil, detail: String? = nil, then: @escaping @Sendable () -> Void) {
         let key = RefusalKey(reason: reason, uid: peer.uid, executable: executable)
         let first = refusalWindow.withLock { window -> Bool in
             if let seen = window[key] {
@@ -566,9 +570,11 @@ public final class AgentCore: Sendable {
             then()
             return
         }
-        logger.notice("refused a process", metadata: [
+        var metadata: Logger.Metadata = [
             "reason": "\(reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
-            "executable": "\(executable ?? "?")"])
+            "executable": "\(executable ?? "?")"]
+        if let detail { metadata["why"] = "\(detail)" }
+        logger.notice("refused a process", metadata: metadata)
         var record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
                                     executable: executable, reason: reason.rawValue)
         record.writerPid = writer?.pid
