@@ -18,10 +18,17 @@ public struct FlatpakSettings: Sendable, Hashable {
     /// `RUNTIME-ROOT/UID/.flatpak/INSTANCE/` (`UID` the peer's, from the kernel). Default `/run/user`.
     public var runtimeRoot: String
 
-    /// Creates settings.
+    /// Creates settings. Give real paths (no symbolic links): an app whose path goes through a
+    /// link is refused. Trailing `/` are dropped.
     public init(installations: [String] = ["/var/lib/flatpak"], runtimeRoot: String = "/run/user") {
-        self.installations = installations
-        self.runtimeRoot = runtimeRoot
+        self.installations = installations.map(Self.trimmed)
+        self.runtimeRoot = Self.trimmed(runtimeRoot)
+    }
+
+    private static func trimmed(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
     }
 
     /// The system installation and `/run/user`.

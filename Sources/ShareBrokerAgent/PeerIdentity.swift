@@ -28,7 +28,9 @@ public struct PeerCredentials: Sendable, Hashable {
 /// its executable (`/proc/PID/exe`), that the file at the registered path is the very file the
 /// process runs (same device and inode), and, when the registry pins one, the SHA-256 of the
 /// file the process runs (read through `/proc/PID/exe`, so a file swapped at the path after the
-/// check cannot be hashed in its place).
+/// check cannot be hashed in its place). A Flatpak app is identified by its app id instead, from
+/// its sandbox's `/.flatpak-info` checked against Flatpak's records (``FlatpakSettings``), and
+/// must run the file its trusted installation ships.
 ///
 /// See docs/THREAT-MODEL.md for what this protects against and what it cannot.
 public final class PeerIdentifier: Sendable {
@@ -141,7 +143,6 @@ public final class PeerIdentifier: Sendable {
         }
         return .success(app)
     }
-
 
     /// The host path of `executable` (a path under `/app/`) in the installed app `instance`
     /// runs: its `app-path` must be inside `INSTALLATION/app/APP-ID/` of a trusted installation,
