@@ -278,7 +278,7 @@ import Testing
 @Suite struct ExamplesAndSchemaTests {
     static let examples = ["examples/policies/authorized.json", "examples/policies/whitelist.json",
                            "examples/policies/secureCopy.json", "examples/policies/lockdown.json", "examples/policies/managedData.json",
-                           "examples/device-default.json"]
+                           "examples/device-default.json", "examples/device-desktop.json"]
 
     @Test func everyExampleIsListedHere() throws {
         let found = try FileManager.default.subpathsOfDirectory(atPath: packageRoot.appendingPathComponent("examples").path)
@@ -293,6 +293,15 @@ import Testing
         let summary = PolicySummary.render(checked)
         #expect(summary.contains("valid"))
         #expect(summary.split(separator: "\n").count <= 30, "one screen")
+    }
+
+    @Test func theDesktopExampleRegistersAFlatpakByItsAppID() throws {
+        let (registry, _) = try DeviceRegistry.parse(try packageFile("examples/device-desktop.json"))
+        #expect(registry.app(forFlatpak: "org.acme.Viewer")?.executable == "/app/bin/acme-viewer")
+        #expect(registry["com.acme.notes"]?.isFlatpak == false)
+        #expect(registry.nativeMail.ids == ["org.gnome.Evolution"])
+        let summary = PolicySummary.render(try PolicyDocument.parse(try packageFile("examples/device-desktop.json")))
+        #expect(summary.contains("Flatpak, /app/bin/acme-viewer in its sandbox"))
     }
 
     @Test func theDemoDeviceMatchesTheDemoScenario() throws {
