@@ -8,7 +8,10 @@ import Glibc
 /// The Flatpak claim's parsers and the bounded read, in process (the real sandboxes are in
 /// `Tests/AgentTests/FlatpakIdentityTests.swift`): what a hostile `/.flatpak-info` or
 /// `bwrapinfo.json` can hold is refused, never half-used.
-@Suite("Flatpak info parsing")
+///
+/// Serialized: one GLib key file at a time, as in the agent's identification of one peer (GLib's
+/// own locks are futexes that ThreadSanitizer, which runs this suite, does not see).
+@Suite("Flatpak info parsing", .serialized)
 struct FlatpakInfoParsingTests {
     static let genuine = """
         [Application]
