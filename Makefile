@@ -41,6 +41,12 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			libglib2.0-dev libglib2.0-bin xdg-utils shared-mime-info; \
 	fi
+	@# The agent's Flatpak identity tests (Tests/AgentTests/FlatpakIdentityTests.swift) run the
+	@# app in bubblewrap sandboxes laid out as flatpak run does.
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+		echo "installing bubblewrap with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	fi
 	@# The agent's deployment tests: rsyslogd receives its system-log reports; systemd-analyze
 	@# verifies the service unit (make units-check).
 	@if ! command -v rsyslogd >/dev/null 2>&1 && [ ! -x /usr/sbin/rsyslogd ] \

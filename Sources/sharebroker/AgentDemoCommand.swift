@@ -95,7 +95,7 @@ final class AgentDemo {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = environment
+        process.environment = stepEnvironment ?? environment
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -217,10 +217,12 @@ final class AgentDemo {
         section("Open In follows each app's policy")
         let document = base + "/Q3.txt"
         try "Q3 revenue: 4.2M\n".write(toFile: document, atomically: true, encoding: .utf8)
-        step(notes, ["open-in", document, "--to", "com.acme.viewer", "--handoff", "folder"], note: "the notes app's whitelist names the viewer")
-        step(notes, ["open-in", document, "--to", "org.example.sheets", "--handoff", "folder"], expect: 3, note: "not whitelisted: an empty dummy")
-        step(viewer, ["open-in", document, "--to", "com.acme.notes", "--handoff", "folder"],
-             note: "\"All AppConnect apps\": the agent expands it to the authorized managed apps")
+        try makeDesktop(targets: ["com.acme.viewer", "org.example.sheets", "com.acme.notes"])
+        openInOnDesktop(notes, document: document, to: "com.acme.viewer", expect: 0, note: "the notes app's whitelist names the viewer")
+        openInOnDesktop(notes, document: document, to: "org.example.sheets", expect: 3, note: "not whitelisted: an empty dummy")
+        openInOnDesktop(viewer, document: document, to: "com.acme.notes", expect: 0,
+                        note: "\"All AppConnect apps\": the agent expands it to the authorized managed apps")
+        stepEnvironment = nil
 
         section("Retire: the viewer is retired; the agent rotates the group key")
         let watch = Process()
@@ -292,6 +294,91 @@ final class AgentDemo {
         let logs = ((try? String(contentsOfFile: base + "/agent-state/audit.jsonl", encoding: .utf8)) ?? "")
             + ((try? String(contentsOfFile: base + "/agent-state/acknowledgments.jsonl", encoding: .utf8)) ?? "")
         check(!logs.contains("4.2M") && !logs.contains("lunch"), "the logs hold no content")
+    }
+
+    // MARK: Open In on the desktop
+
+    /// The environment of the next steps instead of ``environment``, or `nil`.
+    var stepEnvironment: [String: String]?
+    /// The desktop tree ``makeDesktop(targets:)`` made: where the recording apps write.
+    var desktopRecords = ""
+
+    /// A temporary XDG tree under the demo's folder: for each of `targets`, a desktop entry
+    /// (`<id>.desktop`) whose `Exec` is a small script recording the file it was given (its path
+    /// and a copy of its bytes), and a private runtime folder for the hand-off's copies. GIO
+    /// starts such an entry with neither a display nor a D-Bus session, so this runs anywhere.
+    func makeDesktop(targets: [String]) throws {
+        let desktop = base + "/desktop"
+        desktopRecords = desktop + "/records"
+        for folder in ["/data/applications", "/config", "/configdirs", "/bin", "/records", "/runtime"] {
+            try FileManager.default.createDirectory(atPath: desktop + folder, withIntermediateDirectories: true)
+        }
+        chmod(desktop + "/runtime", 0o700)
+        let recorder = """
+            #!/bin/sh
+            # What a target app received: the path it was started with, and that file's bytes.
+            out="$1"; shift
+            mkdir -p "$out"
+            printf '%s' "$1" > "$out/path"
+            cp -- "$1" "$out/data" 2>/dev/null || : > "$out/missing"
+            : > "$out/done"
+
+            """
+        try Data(recorder.utf8).write(to: URL(fileURLWithPath: desktop + "/bin/record-file"))
+        chmod(desktop + "/bin/record-file", 0o755)
+        for id in targets {
+            let entry = """
+                [Desktop Entry]
+                Type=Application
+                Name=\(id) (records what it opens)
+                Exec=\(desktop)/bin/record-file \(desktopRecords)/\(id) %f
+                MimeType=text/plain;
+
+                """
+            try Data(entry.utf8).write(to: URL(fileURLWithPath: desktop + "/data/applications/\(id).desktop"))
+        }
+        var env = environment
+        env["XDG_DATA_HOME"] = desktop + "/data"
+        env["XDG_DATA_DIRS"] = "/usr/local/share:/usr/share"
+        env["XDG_CONFIG_HOME"] = desktop + "/config"
+        env["XDG_CONFIG_DIRS"] = desktop + "/configdirs"
+        env["XDG_RUNTIME_DIR"] = desktop + "/runtime"
+        env["DBUS_SESSION_BUS_ADDRESS"] = nil
+        stepEnvironment = env
+        print("$ export XDG_DATA_HOME=desktop/data XDG_RUNTIME_DIR=desktop/runtime    # desktop entries of \(targets.joined(separator: ", ")); no display, no D-Bus")
+        print("  each entry's Exec is desktop/bin/record-file, which records the path and the bytes it was started with")
+    }
+
+    /// `open-in` with the desktop hand-off (GIO starts the target's desktop entry), then what
+    /// the target app received: the document's exact bytes in a private copy when allowed, an
+    /// empty file with a mangled name when blocked.
+    func openInOnDesktop(_ app: String, document: String, to target: String, expect: Int32, note: String) {
+        let records = desktopRecords + "/" + target
+        try? FileManager.default.removeItem(atPath: records)
+        let result = step(app, ["open-in", document, "--to", target, "--handoff", "desktop"], expect: expect, note: note)
+        for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: records + "/done") {
+            usleep(10_000)
+        }
+        guard FileManager.default.fileExists(atPath: records + "/done"),
+              let path = try? String(contentsOfFile: records + "/path", encoding: .utf8) else {
+            check(false, "\(target) was started by GIO and recorded what it received")
+            return
+        }
+        let received = (try? Data(contentsOf: URL(fileURLWithPath: records + "/data"))) ?? Data()
+        let original = (try? Data(contentsOf: URL(fileURLWithPath: document))) ?? Data()
+        let name = (path as NSString).lastPathComponent
+        print("  \(target) received \(short(path)): \(received.count) bytes")
+        let inRuntime = path.hasPrefix(base + "/desktop/runtime/app/\(target)/")
+        check(path == result.output.trimmingCharacters(in: .whitespacesAndNewlines),
+              "\(target) was started with the file open-in printed")
+        if expect == 0 {
+            check(inRuntime && path != document && received == original,
+                  "\(target) got a private copy under the runtime folder with the document's exact bytes")
+        } else {
+            let originalName = (document as NSString).lastPathComponent
+            check(inRuntime && received.isEmpty && name != originalName && !name.contains((originalName as NSString).deletingPathExtension),
+                  "\(target) got an empty file with a mangled name (\(name)), not the document")
+        }
     }
 
     /// The demo policy with the viewer retired (a small, exact text edit of the agent's copy).

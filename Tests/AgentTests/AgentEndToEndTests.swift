@@ -434,7 +434,7 @@ struct AgentEndToEndTests {
 
 @Suite("agent demo", .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"))
 struct AgentDemoTests {
-    @Test("sharebroker agent-demo plays every step as expected and cleans up")
+    @Test("sharebroker agent-demo plays every step as expected (Open In through real desktop hand-offs) and cleans up")
     func demo() throws {
         let h = try AgentHarness()
         let run = try h.run(AgentHarness.sharebroker, ["agent-demo"], timeout: 120)
@@ -442,6 +442,11 @@ struct AgentDemoTests {
         #expect(run.output.contains("Every step answered as expected."))
         #expect(!run.output.contains("NOT OK"))
         #expect(run.output.contains("group key rotated"))
+        // The Open In steps hand off through GIO to desktop entries of recording apps, with no
+        // display and no D-Bus session: what each target received is checked by the demo.
+        #expect(run.output.contains("ok: com.acme.viewer got a private copy under the runtime folder with the document's exact bytes"))
+        #expect(run.output.contains("ok: org.example.sheets got an empty file with a mangled name"))
+        #expect(run.output.contains("ok: com.acme.notes got a private copy under the runtime folder with the document's exact bytes"))
     }
 }
 
