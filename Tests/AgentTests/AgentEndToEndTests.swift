@@ -516,6 +516,40 @@ struct AgentClientInProcessTests {
         #expect(throws: AgentClientError.wrongApp(expected: "com.acme.notes", identified: "com.acme.tests")) { try impostor.connect() }
         impostor.close()
     }
+
+    @Test("A push replaces the attached broker's device: an app gone from the device leaves the All-AppConnect whitelist; native mail ids follow the device document")
+    func pushReplacesTheDevice() throws {
+        let h = try AgentHarness()
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let notes = h.apps + "/notes"
+        _ = try h.install(at: notes)
+        try h.writePolicy([("com.acme.tests", me, AgentHarness.secureCopyPolicy, nil),
+                           ("com.acme.notes", notes, AgentHarness.secureCopyPolicy, nil)])
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let client = AgentClient(configuration: AgentClientConfiguration(socketPath: h.socket, expectedAppID: "com.acme.tests"))
+        defer { client.close() }
+        let welcome = try client.connect()
+        let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
+            outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: InMemoryPasteboard(),
+            secureServices: client))
+        try broker.start(delegate: Delegate())
+        try client.attach(broker)
+        #expect(broker.decideOpenIn(target: "com.acme.notes", via: .documentInteraction).allowed)
+        #expect(broker.currentSnapshot.device.nativeMail == .appleDevices)
+
+        // The administrator removes notes from the device and names the desktop's mail app.
+        try h.writePolicy([("com.acme.tests", me, AgentHarness.secureCopyPolicy, nil)])
+        let text = try String(contentsOfFile: h.policyPath, encoding: .utf8)
+        try text.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "nativeMail": ["org.example.Mail"],"#)
+            .write(toFile: h.policyPath, atomically: true, encoding: .utf8)
+        h.reloadAgent()
+        #expect(h.wait { broker.currentSnapshot.device.nativeMail.ids == ["org.example.Mail"] })
+        #expect(broker.currentSnapshot.device["com.acme.notes"] == nil)
+        let decision = broker.decideOpenIn(target: "com.acme.notes", via: .documentInteraction)
+        #expect(!decision.allowed)
+        #expect(client.device == broker.currentSnapshot.device)
+    }
 }
 
 @Suite("agent binaries")
