@@ -16,15 +16,21 @@ struct SelectionOffer: Sendable {
         var name: String
         /// The bytes, in order; together they are what a requestor receives.
         var parts: [[UInt8]]
+        /// Whether the server zeroes the bytes when it drops the offer. `false` for the sealed
+        /// set: ciphertext and framing, whose envelope arrays are shared with the app's own
+        /// record of its copy (zeroing them would first copy each one).
+        var zeroedWhenDropped: Bool
 
         init(_ name: String, _ bytes: [UInt8]) {
             self.name = name
             parts = [bytes]
+            zeroedWhenDropped = true
         }
 
-        init(_ name: String, parts: [[UInt8]]) {
+        init(_ name: String, parts: [[UInt8]], zeroedWhenDropped: Bool = true) {
             self.name = name
             self.parts = parts
+            self.zeroedWhenDropped = zeroedWhenDropped
         }
 
         /// The bytes as one array (a copy when there are several parts).
@@ -273,9 +279,9 @@ final class SelectionServer: @unchecked Sendable {
     private func dropOffer() {
         owned = []
         // The offer is sealed bytes, placeholders, or clear items the policy let go anyway; zero
-        // what the arrays still hold before letting them go.
+        // what the arrays still hold before letting them go (but the sealed set's ciphertext).
         for key in offer.keys {
-            guard let parts = offer[key]?.parts.indices else { continue }
+            guard offer[key]?.zeroedWhenDropped == true, let parts = offer[key]?.parts.indices else { continue }
             for part in parts {
                 offer[key]?.parts[part].withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
             }

@@ -232,7 +232,7 @@ public final class X11Pasteboard: Pasteboard {
                 throw .unsupportedItems("more than \(SealedSet.maxEnvelopes) sealed representations")
             }
             let envelopes = sealed.map(\.bytes)
-            offer.targets.append(sealedInParts ? .init(SealedSet.targetName, parts: sealedSetParts(envelopes))
+            offer.targets.append(sealedInParts ? .init(SealedSet.targetName, parts: sealedSetParts(envelopes), zeroedWhenDropped: false)
                                                : .init(SealedSet.targetName, SealedSet.encode(envelopes)))
             let innerTypes = sealed.compactMap { EnvelopeFormat.itemType(ofEnvelope: $0.bytes) }
             var names: [String] = []

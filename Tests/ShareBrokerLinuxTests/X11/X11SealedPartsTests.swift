@@ -36,6 +36,9 @@ struct X11SealedPartsTests {
         #expect(inParts.targets.map(\.name) == whole.targets.map(\.name))
         #expect(inParts.targets.map(\.bytes) == whole.targets.map(\.bytes))
         #expect(inParts.targets[0].parts.count == 4 && whole.targets[0].parts.count == 1)
+        #expect(!inParts.targets[0].zeroedWhenDropped, "ciphertext shared with the app's record is not copied to be zeroed")
+        let placeholdersZeroed = inParts.targets.dropFirst().allSatisfy { $0.zeroedWhenDropped }
+        #expect(placeholdersZeroed, "the placeholders are zeroed")
     }
 
     @Test("unwrapping a set in place gives what decoding gives, and refuses what decoding refuses")
