@@ -218,8 +218,9 @@ public final class X11Pasteboard: Pasteboard {
 
     /// What to offer for `items`: clear representations under their targets, or (all items
     /// sealed) the sealed set plus the placeholder under every text target of a text item.
-    /// With `sealedInParts` the sealed set is its framing followed by the envelopes themselves
-    /// (served one after another, never copied into one array); else one array.
+    /// With `sealedInParts` a sealed set of more than ``partsThreshold`` bytes is its framing
+    /// followed by the envelopes themselves (served one after another, never copied into one
+    /// array); else, and for smaller sets, one array (one X request; copying it costs nothing).
     static func offer(for items: [PasteboardItem], placeholder: String,
                       sealedInParts: Bool = false) throws(X11PasteboardError) -> SelectionOffer {
         let sealed = items.filter { $0.type == PasteboardItem.sealedType }
@@ -232,7 +233,8 @@ public final class X11Pasteboard: Pasteboard {
                 throw .unsupportedItems("more than \(SealedSet.maxEnvelopes) sealed representations")
             }
             let envelopes = sealed.map(\.bytes)
-            offer.targets.append(sealedInParts ? .init(SealedSet.targetName, parts: sealedSetParts(envelopes), zeroedWhenDropped: false)
+            let inParts = sealedInParts && envelopes.reduce(0, { $0 + $1.count }) > partsThreshold
+            offer.targets.append(inParts ? .init(SealedSet.targetName, parts: sealedSetParts(envelopes), zeroedWhenDropped: false)
                                                : .init(SealedSet.targetName, SealedSet.encode(envelopes)))
             let innerTypes = sealed.compactMap { EnvelopeFormat.itemType(ofEnvelope: $0.bytes) }
             var names: [String] = []
@@ -276,6 +278,9 @@ public final class X11Pasteboard: Pasteboard {
         }
         return try? SealedSet.decode(bytes)
     }
+
+    /// The size over which a sealed set is served in parts rather than copied into one array.
+    static let partsThreshold = 64 << 10
 
     /// ``SealedSet/encode(_:)`` of `envelopes` as parts that, joined, are exactly its bytes: the
     /// framing before each envelope, and the envelope arrays themselves (shared, not copied).

@@ -29,13 +29,17 @@ struct X11SealedPartsTests {
             }
         }
         let ring = try KeyRing.generate()
-        let items = [PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(Array("secret text".utf8), itemType: PasteboardItem.textType)),
+        let text = Array(String(repeating: "secret text ", count: 8_000).utf8) // 96 KB: over the threshold
+        let items = [PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(text, itemType: PasteboardItem.textType)),
                      PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal([0x89, 0x50], itemType: "public.png"))]
         let inParts = try X11Pasteboard.offer(for: items, placeholder: "nope", sealedInParts: true)
         let whole = try X11Pasteboard.offer(for: items, placeholder: "nope")
         #expect(inParts.targets.map(\.name) == whole.targets.map(\.name))
         #expect(inParts.targets.map(\.bytes) == whole.targets.map(\.bytes))
         #expect(inParts.targets[0].parts.count == 4 && whole.targets[0].parts.count == 1)
+        let small = [PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(Array("secret text".utf8), itemType: PasteboardItem.textType))]
+        let smallOffer = try X11Pasteboard.offer(for: small, placeholder: "nope", sealedInParts: true)
+        #expect(smallOffer.targets[0].parts == [SealedSet.encode(small.map(\.bytes))], "a small set is one array, one request")
         #expect(!inParts.targets[0].zeroedWhenDropped, "ciphertext shared with the app's record is not copied to be zeroed")
         let placeholdersZeroed = inParts.targets.dropFirst().allSatisfy { $0.zeroedWhenDropped }
         #expect(placeholdersZeroed, "the placeholders are zeroed")
@@ -98,19 +102,21 @@ struct X11SealedPartsDisplayTests {
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
-    @Test("a sealed copy of two representations reads byte for byte as the encoded set, directly (64 KiB) and through INCR (2 x 3 MiB); the second app opens both")
+    @Test("a sealed copy of two representations reads byte for byte as the encoded set, directly (2 x 40 KiB) and through INCR (2 x 3 MiB); the second app opens both")
     func setInPartsReadsExactly() throws {
         let display = try XvfbDisplay()
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
         let notes = try ManagedX11App(Self.notes, display: display, custodian: custodian, policy: .secureCopy)
         let viewer = try ManagedX11App(Self.viewer, display: display, custodian: custodian, policy: .authorized)
         defer { [notes, viewer].forEach { $0.pasteboard.close(handOffTimeout: .zero) } }
-        for size in [32 << 10, 3 << 20] {
+        for size in [40 << 10, 3 << 20] {
             let text = PasteboardItem(type: PasteboardItem.textType, bytes: Array(String(repeating: "quarterly figures ", count: size / 18).utf8))
             let png = PasteboardItem(type: "public.png", bytes: Self.random(size))
             #expect(try notes.broker.copy([text, png]).action == .writeSealed)
             let own = notes.pasteboard.read().items
             #expect(own.count == 2 && own.allSatisfy { $0.type == PasteboardItem.sealedType })
+            let served = try X11Pasteboard.offer(for: own, placeholder: "p", sealedInParts: true)
+            #expect(served.targets[0].parts.count == 4, "served in parts")
             let read = try display.run(X11Tools.xclip, ["-o", "-selection", "clipboard", "-t", SealedSet.targetName], timeout: .seconds(30))
             #expect(read.status == 0)
             #expect(read.output == SealedSet.encode(own.map(\.bytes)), "xclip reads the set exactly (\(size) bytes per representation)")
