@@ -25,7 +25,8 @@ let libraryTargets: [Target] = [
         ),
         // GIO (libgio): desktop entries, default handlers, launching. pkg-config's glib-2.0 gives
         // the include folders (gio-unix-2.0's flags carry a -pthread SwiftPM warns about; see
-        // Sources/CGIO/shim.h). Only Sources/ShareBrokerLinux/Desktop imports it.
+        // Sources/CGIO/shim.h). Sources/ShareBrokerLinux/Desktop imports it, and the agent for
+        // GKeyFile (a Flatpak app's /.flatpak-info).
         .systemLibrary(
             name: "CGIO",
             pkgConfig: "glib-2.0",
@@ -117,6 +118,8 @@ let libraryTargets: [Target] = [
                 "ShareBrokerAgentProtocol",
                 "CSodium",
                 "ShareBrokerPOSIX",
+                // GLib's key-file parser, for a Flatpak app's /.flatpak-info (as the portal reads it).
+                "CGIO",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6

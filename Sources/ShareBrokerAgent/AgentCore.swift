@@ -41,6 +41,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// How many old files of each log are kept (`audit.jsonl.1` …; default 3). The logs then
     /// take at most about `logMaxBytes × (logFilesKept + 1)` each.
     public var logFilesKept: Int = 3
+    /// Where Flatpak apps are installed and Flatpak keeps its instance records (a peer that says
+    /// it is a Flatpak app is checked against them; docs/THREAT-MODEL.md).
+    public var flatpak: FlatpakSettings = .standard
 
     /// Creates a configuration.
     public init(stateDirectory: String, socketPath: String, policyFile: String? = nil, policyDirectory: String? = nil,
@@ -208,7 +211,7 @@ public final class AgentCore: Sendable {
     /// Loads (or creates) the state folder, the device policy and the key ring; rotates the key
     /// if an app lost its entitlement while the agent was down.
     public convenience init(configuration: AgentConfiguration, logger: Logger = Logger(label: "sharebrokerd")) throws(AgentError) {
-        try self.init(configuration: configuration, logger: logger, identifier: PeerIdentifier())
+        try self.init(configuration: configuration, logger: logger, identifier: PeerIdentifier(flatpak: configuration.flatpak))
     }
 
     /// As ``init(configuration:logger:)``, identifying peers with `identifier`: the in-process
@@ -442,10 +445,13 @@ public final class AgentCore: Sendable {
     /// `verify` runs after identification, just before the welcome: a refusal it returns is sent
     /// instead (the server refuses a process that exited, or bytes written before the welcome).
     /// The key ring is sent only when the session asks for it (``keysRequested(session:)``).
-    public func admitApp(peer: PeerCredentials, connection: any AgentConnection,
+    ///
+    /// `pidfd` is the peer's pidfd (-1 when the caller has none): the reads of a Flatpak app's
+    /// `/proc/PID/root` are pinned to it.
+    public func admitApp(peer: PeerCredentials, pidfd: Int32 = -1, connection: any AgentConnection,
                          verify: @Sendable (_ executable: String) -> RefusalMessage? = { _ in nil }) {
         let registry = state.withLock { $0.registry }
-        switch identifier.identify(peer, in: registry) {
+        switch identifier.identify(peer, pidfd: pidfd, in: registry) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
         case .success(let app):
@@ -525,7 +531,8 @@ public final class AgentCore: Sendable {
     func refuse(_ refusal: RefusalMessage, peer: PeerCredentials, writer: PeerCredentials? = nil,
                 connection: any AgentConnection) {
         report(SystemLogRecord(event: "refused", pid: peer.pid, uid: peer.uid, reason: refusal.reason.rawValue, isWarning: true))
-        auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer) {
+        auditCoalesced(reason: refusal.reason, peer: peer, executable: refusal.peer?.executable, writer: writer,
+                       detail: refusal.message) {
             connection.send([AgentMessage.frame(.refused, refusal)], sensitive: false)
             connection.close()
         }
@@ -545,8 +552,11 @@ public final class AgentCore: Sendable {
     /// is written on its own (with the pid) and `then` runs once it is durable; later ones in
     /// the window only count, and ``flushCoalescedRefusals()`` writes one record with the count,
     /// so a flood of refused connections costs one fsync per kind per second, not one each.
+    ///
+    /// `detail` (what the agent found, for people: paths, ids and pids, never keys or content)
+    /// goes to the agent's log with the first of a kind, not to the audit record.
     func auditCoalesced(reason: RefusalReason, peer: PeerCredentials, executable: String?,
-                        writer: PeerCredentials? = nil, then: @escaping @Sendable () -> Void) {
+                        writer: PeerCredentials? = nil, detail: String? = nil, then: @escaping @Sendable () -> Void) {
         let key = RefusalKey(reason: reason, uid: peer.uid, executable: executable)
         let first = refusalWindow.withLock { window -> Bool in
             if let seen = window[key] {
@@ -560,9 +570,11 @@ public final class AgentCore: Sendable {
             then()
             return
         }
-        logger.notice("refused a process", metadata: [
+        var metadata: Logger.Metadata = [
             "reason": "\(reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
-            "executable": "\(executable ?? "?")"])
+            "executable": "\(executable ?? "?")"]
+        if let detail { metadata["why"] = "\(detail)" }
+        logger.notice("refused a process", metadata: metadata)
         var record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
                                     executable: executable, reason: reason.rawValue)
         record.writerPid = writer?.pid

@@ -406,7 +406,7 @@ final class SocketConnection: AgentConnection {
             // After /proc was read: the process must still be the one that connected (pidfd), and
             // nothing may follow the hello yet. Whatever a process wrote before it exec'd the
             // registered binary was written before that read, so it is seen here and refused.
-            core.admitApp(peer: peer, connection: self, verify: { [self] executable in
+            core.admitApp(peer: peer, pidfd: pidfd, connection: self, verify: { [self] executable in
                 guard pidfd >= 0 && PeerSocket.isAlive(pidfd: pidfd, pid: peer.pid) else {
                     return RefusalMessage(reason: .processGone, message: "process \(peer.pid), which connected, exited before it was identified (its pid may now be another process's); it gets no keys and no policy",
                                           peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: executable))

@@ -28,7 +28,9 @@ public struct PeerCredentials: Sendable, Hashable {
 /// its executable (`/proc/PID/exe`), that the file at the registered path is the very file the
 /// process runs (same device and inode), and, when the registry pins one, the SHA-256 of the
 /// file the process runs (read through `/proc/PID/exe`, so a file swapped at the path after the
-/// check cannot be hashed in its place).
+/// check cannot be hashed in its place). A Flatpak app is identified by its app id instead, from
+/// its sandbox's `/.flatpak-info` checked against Flatpak's records (``FlatpakSettings``), and
+/// must run the file its trusted installation ships.
 ///
 /// See docs/THREAT-MODEL.md for what this protects against and what it cannot.
 public final class PeerIdentifier: Sendable {
@@ -45,10 +47,13 @@ public final class PeerIdentifier: Sendable {
     private let digests = Mutex<[FileKey: String]>([:])
     /// Where `/proc` is mounted (tests may point elsewhere).
     let procRoot: String
+    /// Where Flatpak apps' installations and instance records are.
+    let flatpak: FlatpakSettings
 
-    /// Creates an identifier reading `/proc`.
-    public init(procRoot: String = "/proc") {
+    /// Creates an identifier reading `/proc`, trusting the Flatpak installations of `flatpak`.
+    public init(procRoot: String = "/proc", flatpak: FlatpakSettings = .standard) {
         self.procRoot = procRoot
+        self.flatpak = flatpak
     }
 
     /// The executable of process `pid`, as the kernel names it (`readlink /proc/PID/exe`).
@@ -60,7 +65,14 @@ public final class PeerIdentifier: Sendable {
     }
 
     /// The registered app that `peer` runs, or why it gets nothing.
-    public func identify(_ peer: PeerCredentials, in registry: DeviceRegistry) -> Result<RegisteredApp, RefusalMessage> {
+    ///
+    /// A peer whose root holds a `/.flatpak-info` is a Flatpak app or nothing: its claim must
+    /// verify (``FlatpakInspector``), the device must register that app id as a Flatpak, and the
+    /// process must run the very file the app's trusted installation ships at its registered
+    /// executable. Any other peer is identified by its executable's host path.
+    ///
+    /// `pidfd` is the pidfd the connection took at accept (or -1: one is opened when needed).
+    public func identify(_ peer: PeerCredentials, pidfd: Int32 = -1, in registry: DeviceRegistry) -> Result<RegisteredApp, RefusalMessage> {
         let exe = executable(of: peer.pid)
         let description = PeerDescription(pid: peer.pid, uid: peer.uid, executable: exe)
         func refuse(_ reason: RefusalReason, _ message: String) -> Result<RegisteredApp, RefusalMessage> {
@@ -72,8 +84,30 @@ public final class PeerIdentifier: Sendable {
         if exe.hasSuffix(" (deleted)") {
             return refuse(.executableChanged, "the process runs an executable that was deleted or replaced since it started (\(exe)); restart it")
         }
-        guard let app = registry.app(forExecutable: exe) else {
-            return refuse(.unregistered, "\(exe) is not a registered app on this device; it gets no keys and no policy (register its executable in the device policy)")
+        let app: RegisteredApp
+        /// The host path of the file the process must run.
+        let registeredFile: String
+        switch FlatpakInspector(procRoot: procRoot, settings: flatpak).inspect(pid: peer.pid, uid: peer.uid, pidfd: pidfd) {
+        case .refused(let reason):
+            return refuse(.flatpakUnverified, reason + "; it gets no keys and no policy")
+        case .verified(let instance):
+            guard let registered = registry.app(forFlatpak: instance.appID) else {
+                return refuse(.unregistered, "process \(peer.pid) is the Flatpak app \(instance.appID), which is not registered on this device as a Flatpak; it gets no keys and no policy (register it with \"flatpak\": true)")
+            }
+            guard exe == registered.executable else {
+                return refuse(.unregistered, "process \(peer.pid) is the Flatpak app \(instance.appID), but it runs \(exe), not the app's registered executable \(registered.executable); it gets no keys and no policy")
+            }
+            switch installedFile(of: instance, executable: registered.executable) {
+            case .failure(let refusal): return refuse(.flatpakUnverified, "process \(peer.pid) says it is the Flatpak app \(instance.appID), but \(refusal.description); it gets no keys and no policy")
+            case .success(let path): registeredFile = path
+            }
+            app = registered
+        case .host:
+            guard let registered = registry.app(forExecutable: exe), !registered.isFlatpak else {
+                return refuse(.unregistered, "\(exe) is not a registered app on this device; it gets no keys and no policy (register its executable in the device policy)")
+            }
+            app = registered
+            registeredFile = registered.executable
         }
         // The user is the kernel's (SO_PEERCRED), checked before anything is hashed.
         let allowed = app.users ?? [geteuid(), 0]
@@ -83,9 +117,9 @@ public final class PeerIdentifier: Sendable {
         }
         var running = stat()
         var registered = stat()
-        guard stat("\(procRoot)/\(peer.pid)/exe", &running) == 0, stat(app.executable, &registered) == 0,
+        guard stat("\(procRoot)/\(peer.pid)/exe", &running) == 0, stat(registeredFile, &registered) == 0,
               running.st_dev == registered.st_dev, running.st_ino == registered.st_ino else {
-            return refuse(.executableChanged, "the file at \(app.executable) is not the one process \(peer.pid) runs (replaced since it started); restart the app")
+            return refuse(.executableChanged, "the file at \(registeredFile) is not the one process \(peer.pid) runs (replaced since it started); restart the app")
         }
         // Whoever can write the file could make any program this app; an interpreter (or the
         // loader) runs any script or binary it is handed.
@@ -108,6 +142,35 @@ public final class PeerIdentifier: Sendable {
             return refuse(.notAppConnect, "\(exe) is registered as \(app.id), which does not link the library: it has no policy and gets no keys")
         }
         return .success(app)
+    }
+
+    /// The host path of `executable` (a path under `/app/`) in the installed app `instance`
+    /// runs: its `app-path` must be inside `INSTALLATION/app/APP-ID/` of a trusted installation,
+    /// free of symbolic links, in a folder only root or the agent's user can write.
+    func installedFile(of instance: FlatpakInstance, executable: String) -> Result<String, FlatpakRefusal> {
+        let appPath = instance.appPath
+        guard let installation = flatpak.installations.first(where: { appPath.hasPrefix("\($0)/app/\(instance.appID)/") }) else {
+            return .failure(FlatpakRefusal("its app path \(appPath) is not inside a trusted Flatpak installation (\(flatpak.installations.joined(separator: ", "))) under app/\(instance.appID)/ (install the app system-wide, or name its installation to the agent)"))
+        }
+        let appFolder = "\(installation)/app/\(instance.appID)"
+        var folder = stat()
+        let me = geteuid()
+        guard lstat(appFolder, &folder) == 0, (folder.st_mode & S_IFMT) == S_IFDIR,
+              folder.st_uid == 0 || folder.st_uid == me, (folder.st_mode & 0o022) == 0 else {
+            return .failure(FlatpakRefusal("the installation's folder \(appFolder) is missing, not a folder, or writable by others than root and the agent's user"))
+        }
+        guard executable.hasPrefix("/app/") else {
+            return .failure(FlatpakRefusal("the registered executable \(executable) is not under /app/"))
+        }
+        let file = appPath + "/" + executable.dropFirst("/app/".count)
+        guard let resolved = realpath(file, nil) else {
+            return .failure(FlatpakRefusal("the installed app has no file \(file)"))
+        }
+        defer { free(resolved) }
+        guard String(cString: resolved) == file else {
+            return .failure(FlatpakRefusal("the path \(file) in the installed app goes through a symbolic link"))
+        }
+        return .success(file)
     }
 
     /// Program names (prefixes) that run whatever they are handed.

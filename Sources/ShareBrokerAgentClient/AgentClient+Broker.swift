@@ -3,7 +3,7 @@ import ShareBrokerAgentProtocol
 
 extension AgentClient {
     /// A broker for the app the agent welcomed (`welcome.app`) that knows the other apps on the
-    /// device as the agent last described them (pushes keep them current).
+    /// device as the agent last described them (pushes keep them current: apps added, changed or removed, native mail ids changed).
     ///
     /// `ManagedApp.attach` (ShareBrokerLinux) does this with the desktop adapters; a tool that
     /// picks other adapters (in-memory ones, say) calls it with its own `platform`, which should

@@ -163,9 +163,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     /// The app id the agent determined, once connected.
     public var appID: String? { state.withLock { $0.welcome?.app } }
 
-    /// The other apps on the device, as the agent last described them.
-    /// The native mail ids come from the device document; a broker made from this value keeps the
-    /// ones of the moment it was made (pushes update the apps, not the native mail ids).
+    /// The other apps on the device and its native mail ids, as the agent last described them
+    /// (from the device document). An attached broker follows every push: apps added, changed or
+    /// removed, and native mail ids changed.
     package var device: DeviceApps {
         let (apps, nativeMail) = state.withLock { ($0.device, $0.nativeMail) }
         return DeviceApps(apps.map(\.deviceApp), nativeMail: NativeMail(wire: nativeMail))
@@ -402,10 +402,12 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     private func applyLocked(policy: WirePolicy, device: [WireDeviceApp], push: UInt64, to broker: ShareBroker) {
-        state.withLock { $0.collecting = [] }
-        for app in device where broker.currentSnapshot.device[app.id] != app.deviceApp {
-            _ = try? broker.updateDevice(app.deviceApp)
+        let nativeMail = state.withLock { state in
+            state.collecting = []
+            return state.nativeMail
         }
+        let described = DeviceApps(device.map(\.deviceApp), nativeMail: NativeMail(wire: nativeMail))
+        if broker.currentSnapshot.device != described { _ = try? broker.replaceDevice(described) }
         let outcome = try? broker.apply(policy.policyUpdate)
         let records = state.withLock { state -> [WireAcknowledgment] in
             defer { state.collecting = nil }

@@ -271,6 +271,9 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     /// An app sent bytes after its hello before the welcome (a process that wrote ahead and then
     /// exec'd the registered binary looks like this).
     case earlyFrames
+    /// The process has a `/.flatpak-info` (it says it is a Flatpak app), but the claim does not
+    /// verify against Flatpak's instance record, the sandbox's namespaces or the installed app.
+    case flatpakUnverified
 }
 
 /// Agent → client: no keys, no policy. The agent closes the connection after it.

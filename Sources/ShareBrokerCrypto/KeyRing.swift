@@ -372,7 +372,8 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 throw refusal
             }
         }
-        guard let itemType = Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange])) else {
+        guard let itemType = Self.decodeWellKnownItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange]))
+                ?? Self.decodeItemType(UnsafeRawBufferPointer(rebasing: envelope[header.itemTypeRange])) else {
             plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
             throw .invalidItemType
         }
@@ -385,6 +386,28 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
             sealer = decoded
         }
         return OpenedItem(itemType: itemType, plaintext: plaintext, sealedAt: header.sealedAt, sealer: sealer)
+    }
+
+    /// The item types most items carry (the pasteboard's plain text, HTML and images, by their
+    /// UTI and MIME names), as literals: an item of one of these types opens without allocating
+    /// a String for its type (longer than 15 bytes, a decoded one would be on the heap).
+    private static let wellKnownItemTypes: [String] = [
+        "public.utf8-plain-text", "public.html", "public.png", "public.jpeg", "public.plain-text",
+        "text/plain;charset=utf-8", "text/html", "image/png", "image/jpeg", "text/plain",
+    ]
+
+    /// The well-known item type spelled by `bytes` (the literal itself, which copying never
+    /// allocates), or `nil`.
+    package static func decodeWellKnownItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let base = bytes.baseAddress else { return nil }
+        for candidate in wellKnownItemTypes where candidate.utf8.count == bytes.count {
+            let same = candidate.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+                guard let candidateBase = utf8.baseAddress else { return false }
+                return memcmp(candidateBase, base, bytes.count) == 0
+            }
+            if same == true { return candidate }
+        }
+        return nil
     }
 
     /// The item type as a `String`, or `nil` if the bytes are not valid UTF-8.

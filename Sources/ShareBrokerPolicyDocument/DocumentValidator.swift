@@ -36,7 +36,7 @@ struct DocumentValidator {
 
     static let appFields = ["$schema", "format", "version", "app", "description", "policy"]
     static let deviceFields = ["$schema", "format", "version", "description", "apps", "nativeMail"]
-    static let appEntryFields = ["id", "name", "executable", "sha256", "appConnect", "handles", "policy", "users"]
+    static let appEntryFields = ["id", "name", "executable", "sha256", "appConnect", "handles", "policy", "users", "flatpak"]
 
     mutating func document(_ json: JSONValue) -> PolicyDocument? {
         guard case .object(let members) = json else {
@@ -143,6 +143,16 @@ struct DocumentValidator {
         let sha256 = f["sha256"].flatMap { digest($0, at: path.key("sha256")) }
         let appConnect = f["appConnect"].flatMap { bool($0, at: path.key("appConnect")) } ?? false
         let users = f["users"].flatMap { userIDs($0, at: path.key("users")) }
+        let flatpak = f["flatpak"].flatMap { bool($0, at: path.key("flatpak")) } ?? false
+        if flatpak, let id, !FlatpakAppID.isValid(id) {
+            error(path.key("id"), "\(JSONWriter.quoted(id)) is not a Flatpak app id: a Flatpak app (\"flatpak\": true) is named by "
+                  + "its app id, at least three dot-separated elements of letters, digits and '_' (and '-' but in the last), "
+                  + "at most 255 bytes, such as \"org.acme.Notes\"")
+        }
+        if flatpak, let executable, !executable.hasPrefix("/app/") {
+            error(path.key("executable"), "\(JSONWriter.quoted(executable)) is not inside the Flatpak's /app: for a Flatpak app "
+                  + "the executable is its path inside the sandbox, such as \"/app/bin/acme-notes\"")
+        }
         var schemes: [String] = []
         if let v = f["handles"] { schemes = urlSchemes(v, at: path.key("handles")) ?? [] }
         var policy: PolicyUpdate?
@@ -158,7 +168,7 @@ struct DocumentValidator {
         }
         guard errorCount == before, let id, let executable else { return nil }
         return RegisteredApp(id: id, name: name, executable: executable, sha256: sha256, isAppConnect: appConnect,
-                             schemes: schemes, policy: policy, users: users)
+                             schemes: schemes, policy: policy, users: users, isFlatpak: flatpak)
     }
 
     /// Rules across the apps of a device: unique ids and executables, and warnings for schemes

@@ -124,6 +124,10 @@ public struct DeviceRegistry: Sendable, Hashable {
     /// The app whose executable is exactly this absolute path.
     public func app(forExecutable path: String) -> RegisteredApp? { apps.first(where: { $0.executable == path }) }
 
+    /// The Flatpak app (``RegisteredApp/isFlatpak``) with exactly this app id (case-sensitive,
+    /// whole id), or `nil` when the device registers no such Flatpak.
+    public func app(forFlatpak appID: String) -> RegisteredApp? { apps.first(where: { $0.isFlatpak && $0.id == appID }) }
+
     /// The apps as the library's sharing rules see them, leaving out `excluded` (the app under
     /// test, which is not "another app on the device" to itself).
     package func deviceApps(excluding excluded: String? = nil) -> DeviceApps {
@@ -149,7 +153,8 @@ public struct RegisteredApp: Sendable, Hashable {
     /// A display name for people.
     public var name: String?
     /// The absolute, normalized path of the app's executable, unique on the device: how the
-    /// agent recognises the app's processes.
+    /// agent recognises the app's processes. For a Flatpak app (``isFlatpak``), its path inside
+    /// the sandbox (under `/app/`).
     public var executable: String
     /// The SHA-256 of the executable, 64 lower-case hex digits, when the registry pins it.
     public var sha256: String?
@@ -162,11 +167,17 @@ public struct RegisteredApp: Sendable, Hashable {
     /// The users (uids, from the kernel) whose processes of this app may receive keys and
     /// policy; `nil`: the agent's own user and root only.
     public var users: [UInt32]?
+    /// Whether the app is a Flatpak whose app id (its desktop id) is ``id``: the agent identifies
+    /// its processes from the sandbox's `/.flatpak-info`, cross-checked against the instance
+    /// record Flatpak keeps and the installed app's files (docs/THREAT-MODEL.md), and
+    /// ``executable`` is the path inside the sandbox.
+    public var isFlatpak: Bool
 
     /// Creates a registry entry.
     public init(id: String, name: String? = nil, executable: String, sha256: String? = nil, isAppConnect: Bool = false,
-                schemes: [String] = [], policy: PolicyUpdate? = nil, users: [UInt32]? = nil) {
+                schemes: [String] = [], policy: PolicyUpdate? = nil, users: [UInt32]? = nil, isFlatpak: Bool = false) {
         self.users = users
+        self.isFlatpak = isFlatpak
         self.id = id
         self.name = name
         self.executable = executable

@@ -42,7 +42,7 @@ public enum PolicySummary {
             if app.isAppConnect { facts.append(app.isAuthorized ? "AppConnect, authorized" : "AppConnect, not authorized") }
             if !app.schemes.isEmpty { facts.append("handles " + app.schemes.prefix(4).joined(separator: ", ")
                                                    + (app.schemes.count > 4 ? ", …" : "")) }
-            facts.append(cut(app.executable, 60))
+            facts.append(app.isFlatpak ? "Flatpak, " + cut(app.executable, 51) + " in its sandbox" : cut(app.executable, 60))
             if let sha = app.sha256 { facts.append("sha256 \(sha.prefix(8))…") }
             if let users = app.users { facts.append("users " + users.prefix(4).map(String.init).joined(separator: ", ") + (users.count > 4 ? ", …" : "")) }
             lines.append("  " + app.id.padded(to: width)

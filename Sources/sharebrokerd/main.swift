@@ -58,6 +58,12 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Flag(help: ArgumentHelp("Take peers' pidfds with pidfd_open at accept even where SO_PEERPIDFD exists (as on kernels before 6.5).", visibility: .hidden))
     var noPeerPidfd = false
 
+    @Option(name: .customLong("flatpak-installation"), help: "A Flatpak installation whose apps the agent trusts (repeatable; an app's files must be under INSTALLATION/app/APP-ID/, owned by root or the agent's user). Default: /var/lib/flatpak.")
+    var flatpakInstallations: [String] = []
+
+    @Option(help: ArgumentHelp("The folder of the users' runtime folders, where Flatpak keeps its instance records (ROOT/UID/.flatpak/INSTANCE/).", visibility: .hidden))
+    var flatpakRuntimeRoot: String = "/run/user"
+
     @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
     var allowOtherUsers = false
 
@@ -119,6 +125,12 @@ struct ShareBrokerDaemon: ParsableCommand {
             keepingRecent: keep, socketMode: allowOtherUsers ? 0o666 : 0o600,
             handshakeTimeoutMilliseconds: handshakeTimeout)
         configuration.usePeerPidfd = !noPeerPidfd
+        for installation in flatpakInstallations where !installation.hasPrefix("/") {
+            throw ValidationError("--flatpak-installation must be an absolute path; got '\(installation)'")
+        }
+        configuration.flatpak = FlatpakSettings(
+            installations: flatpakInstallations.isEmpty ? FlatpakSettings.standard.installations : flatpakInstallations,
+            runtimeRoot: flatpakRuntimeRoot)
         configuration.logMaxBytes = logMaxBytes
         configuration.logFilesKept = logKeep
         // Before any key is loaded: other processes of the agent's user can neither ptrace it

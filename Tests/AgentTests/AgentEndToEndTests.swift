@@ -434,7 +434,7 @@ struct AgentEndToEndTests {
 
 @Suite("agent demo", .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"))
 struct AgentDemoTests {
-    @Test("sharebroker agent-demo plays every step as expected and cleans up")
+    @Test("sharebroker agent-demo plays every step as expected (Open In through real desktop hand-offs) and cleans up")
     func demo() throws {
         let h = try AgentHarness()
         let run = try h.run(AgentHarness.sharebroker, ["agent-demo"], timeout: 120)
@@ -442,6 +442,11 @@ struct AgentDemoTests {
         #expect(run.output.contains("Every step answered as expected."))
         #expect(!run.output.contains("NOT OK"))
         #expect(run.output.contains("group key rotated"))
+        // The Open In steps hand off through GIO to desktop entries of recording apps, with no
+        // display and no D-Bus session: what each target received is checked by the demo.
+        #expect(run.output.contains("ok: com.acme.viewer got a private copy under the runtime folder with the document's exact bytes"))
+        #expect(run.output.contains("ok: org.example.sheets got an empty file with a mangled name"))
+        #expect(run.output.contains("ok: com.acme.notes got a private copy under the runtime folder with the document's exact bytes"))
     }
 }
 
@@ -510,6 +515,40 @@ struct AgentClientInProcessTests {
         let impostor = AgentClient(configuration: AgentClientConfiguration(socketPath: h.socket, expectedAppID: "com.acme.notes", reconnects: false))
         #expect(throws: AgentClientError.wrongApp(expected: "com.acme.notes", identified: "com.acme.tests")) { try impostor.connect() }
         impostor.close()
+    }
+
+    @Test("A push replaces the attached broker's device: an app gone from the device leaves the All-AppConnect whitelist; native mail ids follow the device document")
+    func pushReplacesTheDevice() throws {
+        let h = try AgentHarness()
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let notes = h.apps + "/notes"
+        _ = try h.install(at: notes)
+        try h.writePolicy([("com.acme.tests", me, AgentHarness.secureCopyPolicy, nil),
+                           ("com.acme.notes", notes, AgentHarness.secureCopyPolicy, nil)])
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let client = AgentClient(configuration: AgentClientConfiguration(socketPath: h.socket, expectedAppID: "com.acme.tests"))
+        defer { client.close() }
+        let welcome = try client.connect()
+        let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
+            outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client, pasteboard: InMemoryPasteboard(),
+            secureServices: client))
+        try broker.start(delegate: Delegate())
+        try client.attach(broker)
+        #expect(broker.decideOpenIn(target: "com.acme.notes", via: .documentInteraction).allowed)
+        #expect(broker.currentSnapshot.device.nativeMail == .appleDevices)
+
+        // The administrator removes notes from the device and names the desktop's mail app.
+        try h.writePolicy([("com.acme.tests", me, AgentHarness.secureCopyPolicy, nil)])
+        let text = try String(contentsOfFile: h.policyPath, encoding: .utf8)
+        try text.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "nativeMail": ["org.example.Mail"],"#)
+            .write(toFile: h.policyPath, atomically: true, encoding: .utf8)
+        h.reloadAgent()
+        #expect(h.wait { broker.currentSnapshot.device.nativeMail.ids == ["org.example.Mail"] })
+        #expect(broker.currentSnapshot.device["com.acme.notes"] == nil)
+        let decision = broker.decideOpenIn(target: "com.acme.notes", via: .documentInteraction)
+        #expect(!decision.allowed)
+        #expect(client.device == broker.currentSnapshot.device)
     }
 }
 

@@ -222,6 +222,31 @@ import Testing
         #expect(issues[3].message.contains("write it in lower case"))
     }
 
+    @Test func aFlatpakAppIsNamedByItsAppIdAndRunsFromApp() throws {
+        let (registry, _) = try DeviceRegistry.parse(Array(device(#"""
+            {"id":"org.acme.Notes","executable":"/app/bin/acme-notes","flatpak":true},
+            {"id":"org.acme.Host","executable":"/opt/acme/host"}
+            """#).utf8))
+        #expect(registry["org.acme.Notes"]?.isFlatpak == true)
+        #expect(registry["org.acme.Host"]?.isFlatpak == false)
+        #expect(registry.app(forFlatpak: "org.acme.Notes")?.executable == "/app/bin/acme-notes")
+        // Exact, and only Flatpak entries: a host app of that id, a case variant or a prefix is none.
+        #expect(registry.app(forFlatpak: "org.acme.Host") == nil)
+        #expect(registry.app(forFlatpak: "org.acme.notes") == nil)
+        #expect(registry.app(forFlatpak: "org.acme.Note") == nil)
+        let issues = refusal(device(#"""
+            {"id":"acme.notes","executable":"/app/bin/n","flatpak":true},
+            {"id":"org.acme.Viewer","executable":"/opt/acme/viewer","flatpak":true},
+            {"id":"org.1acme.Sheets","executable":"/app/bin/s","flatpak":true},
+            {"id":"org.acme.Mail","executable":"/app/bin/m","flatpak":"yes"}
+            """#))
+        #expect(issues.map(\.path) == ["$.apps[0].id", "$.apps[1].executable", "$.apps[2].id", "$.apps[3].flatpak"])
+        #expect(issues[0].message.contains("not a Flatpak app id"))
+        #expect(issues[1].message.contains("path inside the sandbox"))
+        #expect(FlatpakAppID.isValid("org.gnome.TextEditor") && FlatpakAppID.isValid("org.example.my-app"))
+        #expect(!FlatpakAppID.isValid("org.my-example.app") && !FlatpakAppID.isValid("org..app") && !FlatpakAppID.isValid("org.example.app."))
+    }
+
     @Test func warnsAboutSharedSchemesAndWhitelistedAppsNotOnTheDevice() throws {
         let text = device(#"""
             {"id":"a.mail1","executable":"/bin/m1","handles":["mailto"]},
@@ -253,7 +278,7 @@ import Testing
 @Suite struct ExamplesAndSchemaTests {
     static let examples = ["examples/policies/authorized.json", "examples/policies/whitelist.json",
                            "examples/policies/secureCopy.json", "examples/policies/lockdown.json", "examples/policies/managedData.json",
-                           "examples/device-default.json"]
+                           "examples/device-default.json", "examples/device-desktop.json"]
 
     @Test func everyExampleIsListedHere() throws {
         let found = try FileManager.default.subpathsOfDirectory(atPath: packageRoot.appendingPathComponent("examples").path)
@@ -268,6 +293,15 @@ import Testing
         let summary = PolicySummary.render(checked)
         #expect(summary.contains("valid"))
         #expect(summary.split(separator: "\n").count <= 30, "one screen")
+    }
+
+    @Test func theDesktopExampleRegistersAFlatpakByItsAppID() throws {
+        let (registry, _) = try DeviceRegistry.parse(try packageFile("examples/device-desktop.json"))
+        #expect(registry.app(forFlatpak: "org.acme.Viewer")?.executable == "/app/bin/acme-viewer")
+        #expect(registry["com.acme.notes"]?.isFlatpak == false)
+        #expect(registry.nativeMail.ids == ["org.gnome.Evolution"])
+        let summary = PolicySummary.render(try PolicyDocument.parse(try packageFile("examples/device-desktop.json")))
+        #expect(summary.contains("Flatpak, /app/bin/acme-viewer in its sandbox"))
     }
 
     @Test func theDemoDeviceMatchesTheDemoScenario() throws {

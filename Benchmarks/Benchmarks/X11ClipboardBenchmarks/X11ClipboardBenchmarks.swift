@@ -41,6 +41,9 @@ final class BenchDisplay: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
         process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "64x64x24"]
         let out = Pipe()
+        // Not the benchmark's own standard input: an Xvfb holding the pipe the benchmark tool
+        // reads kept `swift package benchmark` waiting after the last benchmark.
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -52,7 +55,9 @@ final class BenchDisplay: @unchecked Sendable {
         }
         guard !number.isEmpty else { throw BenchError("Xvfb did not start") }
         name = ":" + number
-        atexit { BenchDisplay.shared?.process.terminate() }
+        // SIGKILL: the benchmark's threads block SIGTERM, and Xvfb inherits that mask, so
+        // `terminate()` left one Xvfb running per benchmark process.
+        atexit { if let pid = BenchDisplay.shared?.process.processIdentifier { kill(pid, SIGKILL) } }
     }
 }
 
@@ -118,6 +123,7 @@ func xclipOut(display: String) -> Int {
     process.executableURL = URL(fileURLWithPath: "/usr/bin/xclip")
     process.arguments = ["-o", "-selection", "clipboard"]
     process.environment = ["DISPLAY": display]
+    process.standardInput = FileHandle.nullDevice
     let out = Pipe()
     process.standardOutput = out
     guard (try? process.run()) != nil else { return 0 }

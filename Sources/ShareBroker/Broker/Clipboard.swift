@@ -201,9 +201,13 @@ extension ShareBroker {
         switch decision.action {
         case .writeClear:
             try write(Array(representations))
-            logger.debug("copied in the clear", metadata: ["type": .string(first.type),
-                                                           "representations": .stringConvertible(representations.count),
-                                                           "bytes": .stringConvertible(total)])
+            // Debug records exist only from the verbose level up: checked on the snapshot in hand, so
+            // a copy at any other level does not load the snapshot again for a logger.
+            if snapshot.logLevel >= .verbose {
+                logger.debug("copied in the clear", metadata: ["type": .string(first.type),
+                                                               "representations": .stringConvertible(representations.count),
+                                                               "bytes": .stringConvertible(total)])
+            }
         case .writeSealed:
             var sealed: [PasteboardItem] = []
             var keyID: UInt32 = 0
@@ -223,9 +227,11 @@ extension ShareBroker {
             }
             if decision.action == .writeSealed {
                 try write(sealed)
-                logger.debug("copied sealed", metadata: ["type": .string(first.type),
-                                                         "representations": .stringConvertible(representations.count),
-                                                         "keyID": .stringConvertible(keyID)])
+                if snapshot.logLevel >= .verbose {
+                    logger.debug("copied sealed", metadata: ["type": .string(first.type),
+                                                             "representations": .stringConvertible(representations.count),
+                                                             "keyID": .stringConvertible(keyID)])
+                }
             }
         case .blocked:
             break

@@ -71,6 +71,14 @@ extension ShareBroker {
         }
     }
 
+    /// Replaces everything the library knows of the device at once: its apps (an app no longer
+    /// listed is forgotten, so it leaves an "All AppConnect apps" whitelist) and its native mail
+    /// ids. What the agent client does with each policy push, which describes the whole device.
+    @discardableResult
+    package func replaceDevice(_ device: DeviceApps) throws(ShareBrokerError) -> UpdateOutcome {
+        try swap { $0.with(device: device) }
+    }
+
     /// Secure services became available or unavailable (the key custodian reports it).
     @discardableResult
     public func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {

@@ -9,7 +9,38 @@ import Glibc
 /// What an owner offers: target names (`UTF8_STRING`, `text/html`, ...) and their bytes, in the
 /// order `TARGETS` lists them.
 struct SelectionOffer: Sendable {
-    var targets: [(name: String, bytes: [UInt8])] = []
+    /// One offered target. Its bytes are one array, or several served one after another (a
+    /// sealed set: its framing, then each envelope as the core sealed it), so a large sealed item
+    /// is never copied into a set of its own.
+    struct Target: Sendable {
+        var name: String
+        /// The bytes, in order; together they are what a requestor receives.
+        var parts: [[UInt8]]
+        /// Whether the server zeroes the bytes when it drops the offer. `false` for the sealed
+        /// set: ciphertext and framing, whose envelope arrays are shared with the app's own
+        /// record of its copy (zeroing them would first copy each one).
+        var zeroedWhenDropped: Bool
+
+        init(_ name: String, _ bytes: [UInt8]) {
+            self.name = name
+            parts = [bytes]
+            zeroedWhenDropped = true
+        }
+
+        init(_ name: String, parts: [[UInt8]], zeroedWhenDropped: Bool = true) {
+            self.name = name
+            self.parts = parts
+            self.zeroedWhenDropped = zeroedWhenDropped
+        }
+
+        /// The bytes as one array (a copy when there are several parts).
+        var bytes: [UInt8] { parts.count == 1 ? parts[0] : Array(parts.joined()) }
+
+        /// How many bytes a requestor receives.
+        var count: Int { parts.reduce(0) { $0 + $1.count } }
+    }
+
+    var targets: [Target] = []
 }
 
 /// Owns X selections and answers conversion requests on a thread of its own, with its own
@@ -23,7 +54,7 @@ final class SelectionServer: @unchecked Sendable {
     private let conn: XConnection
     private let selections: [UInt32]
     private let clipboard: UInt32
-    private var offer: [UInt32: [UInt8]] = [:]
+    private var offer: [UInt32: SelectionOffer.Target] = [:]
     private var offerOrder: [UInt32] = []
     private var owned: Set<UInt32> = []
     private var ownedSince: UInt32 = 0
@@ -61,7 +92,9 @@ final class SelectionServer: @unchecked Sendable {
 
     private struct Transfer {
         var type: UInt32
-        var bytes: [UInt8]
+        /// The bytes to send, in parts (see ``SelectionOffer/Target``).
+        var parts: [[UInt8]]
+        var count: Int
         var offset = 0
         var deadline: ContinuousClock.Instant
     }
@@ -193,7 +226,7 @@ final class SelectionServer: @unchecked Sendable {
         offer = [:]
         offerOrder = []
         for (atom, target) in zip(atoms, newOffer.targets) where atom != X11.none && offer[atom] == nil {
-            offer[atom] = target.bytes
+            offer[atom] = target
             offerOrder.append(atom)
         }
         owned = Set(selections)
@@ -246,8 +279,13 @@ final class SelectionServer: @unchecked Sendable {
     private func dropOffer() {
         owned = []
         // The offer is sealed bytes, placeholders, or clear items the policy let go anyway; zero
-        // what the arrays still hold before letting them go.
-        for key in offer.keys { offer[key]?.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        // what the arrays still hold before letting them go (but the sealed set's ciphertext).
+        for key in offer.keys {
+            guard offer[key]?.zeroedWhenDropped == true, let parts = offer[key]?.parts.indices else { continue }
+            for part in parts {
+                offer[key]?.parts[part].withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            }
+        }
         offer = [:]
         offerOrder = []
     }
@@ -383,8 +421,8 @@ final class SelectionServer: @unchecked Sendable {
             } else if request.target == atomTimestamp {
                 conn.setProperty(request.requestor, property, type: X11.atomINTEGER, atoms: [ownedSince])
                 answered = true
-            } else if let bytes = offer[request.target] {
-                answered = send(bytes, type: request.target, to: request.requestor, property: property)
+            } else if let target = offer[request.target] {
+                answered = send(target.parts, type: request.target, to: request.requestor, property: property)
             }
         }
         if !answered, let hook = unhandledRequest, hook(self, request) { return }
@@ -392,16 +430,25 @@ final class SelectionServer: @unchecked Sendable {
                     property: answered ? property : X11.none, time: request.time)
     }
 
-    private func send(_ bytes: [UInt8], type: UInt32, to requestor: UInt32, property: UInt32) -> Bool {
-        if bytes.count <= directLimit {
-            bytes.withUnsafeBytes { conn.setProperty(requestor, property, type: type, format: 8, bytes: $0) }
+    private func send(_ parts: [[UInt8]], type: UInt32, to requestor: UInt32, property: UInt32) -> Bool {
+        let parts = parts.isEmpty ? [[]] : parts
+        let count = parts.reduce(0) { $0 + $1.count }
+        if count <= directLimit {
+            // One property: the first part replaces it, the others are appended (the requestor
+            // reads it only after the SelectionNotify, which follows these requests).
+            for (index, part) in parts.enumerated() {
+                part.withUnsafeBytes {
+                    conn.setProperty(requestor, property, type: type, format: 8, bytes: $0,
+                                     mode: index == 0 ? X11.propModeReplace : X11.propModeAppend)
+                }
+            }
             return true
         }
         let key = Key(window: requestor, property: property)
         if transfers[key] != nil { finish(key) }
         conn.selectEvents(on: requestor, mask: X11.eventMaskPropertyChange)
-        conn.setProperty(requestor, property, type: atomIncr, atoms: [UInt32(clamping: bytes.count)])
-        transfers[key] = Transfer(type: type, bytes: bytes, deadline: .now + transferTimeout)
+        conn.setProperty(requestor, property, type: atomIncr, atoms: [UInt32(clamping: count)])
+        transfers[key] = Transfer(type: type, parts: parts, count: count, deadline: .now + transferTimeout)
         shared.withLock { $0.activeTransfers = transfers.count }
         return true
     }
@@ -409,10 +456,9 @@ final class SelectionServer: @unchecked Sendable {
     /// The requestor deleted the property: the next INCR chunk (the last one is empty).
     private func advance(_ key: Key) {
         guard var transfer = transfers[key] else { return }
-        let end = min(transfer.bytes.count, transfer.offset + chunkSize)
-        transfer.bytes.withUnsafeBytes { raw in
-            conn.setProperty(key.window, key.property, type: transfer.type, format: 8,
-                             bytes: UnsafeRawBufferPointer(rebasing: raw[transfer.offset..<end]))
+        let end = min(transfer.count, transfer.offset + chunkSize)
+        Self.withBytes(of: transfer.parts, in: transfer.offset..<end) { raw in
+            conn.setProperty(key.window, key.property, type: transfer.type, format: 8, bytes: raw)
         }
         if transfer.offset == end {
             finish(key)
@@ -421,5 +467,28 @@ final class SelectionServer: @unchecked Sendable {
         transfer.offset = end
         transfer.deadline = .now + transferTimeout
         transfers[key] = transfer
+    }
+
+    /// Calls `body` with bytes `range` of `parts` taken together: in place when the range lies in
+    /// one part, else gathered into a scratch buffer that is zeroed afterwards.
+    static func withBytes(of parts: [[UInt8]], in range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var start = 0
+        for part in parts {
+            if range.lowerBound >= start && range.upperBound <= start + part.count {
+                part.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[(range.lowerBound - start)..<(range.upperBound - start)])) }
+                return
+            }
+            start += part.count
+        }
+        var gathered: [UInt8] = []
+        gathered.reserveCapacity(range.count)
+        start = 0
+        for part in parts {
+            let lower = max(range.lowerBound, start), upper = min(range.upperBound, start + part.count)
+            if lower < upper { gathered.append(contentsOf: part[(lower - start)..<(upper - start)]) }
+            start += part.count
+        }
+        gathered.withUnsafeBytes(body)
+        gathered.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 }

@@ -128,7 +128,7 @@ public final class X11Pasteboard: Pasteboard {
             written.withLock { $0 = [] }
             return server.state.changeCount
         }
-        let offer = try Self.offer(for: items, placeholder: placeholder)
+        let offer = try Self.offer(for: items, placeholder: placeholder, sealedInParts: true)
         let result = server.perform { server -> Result<Int, X11PasteboardError> in
             do throws(X11PasteboardError) { return .success(try server.own(offer)) } catch { return .failure(error) }
         }
@@ -162,9 +162,11 @@ public final class X11Pasteboard: Pasteboard {
             let atom = conn.atom(selection)
             let sealedAtom = conn.atom(SealedSet.targetName)
             // One round trip: the target list, the sealed set and UTF-8 text together.
-            let first = try reader.convert(atom, targets: [conn.atom("TARGETS"), sealedAtom, conn.atom("UTF8_STRING")], timeout: timeout)
+            var first = try reader.convert(atom, targets: [conn.atom("TARGETS"), sealedAtom, conn.atom("UTF8_STRING")], timeout: timeout)
             let text = first[2].map { PasteboardItem(type: PasteboardItem.textType, bytes: $0.bytes) }
-            if let sealed = first[1], let envelopes = try? SealedSet.decode(sealed.bytes) {
+            var sealed = first[1]?.bytes
+            first[1] = nil // `sealed` is now the only reference: unwrapping it does not copy
+            if let envelopes = Self.envelopes(inSet: &sealed) {
                 // The sealed representations, then the clear text (the placeholder) for an app
                 // that may not open them.
                 return envelopes.map { PasteboardItem(type: PasteboardItem.sealedType, bytes: $0) } + (text.map { [$0] } ?? [])
@@ -216,7 +218,11 @@ public final class X11Pasteboard: Pasteboard {
 
     /// What to offer for `items`: clear representations under their targets, or (all items
     /// sealed) the sealed set plus the placeholder under every text target of a text item.
-    static func offer(for items: [PasteboardItem], placeholder: String) throws(X11PasteboardError) -> SelectionOffer {
+    /// With `sealedInParts` a sealed set of more than ``partsThreshold`` bytes is its framing
+    /// followed by the envelopes themselves (served one after another, never copied into one
+    /// array); else, and for smaller sets, one array (one X request; copying it costs nothing).
+    static func offer(for items: [PasteboardItem], placeholder: String,
+                      sealedInParts: Bool = false) throws(X11PasteboardError) -> SelectionOffer {
         let sealed = items.filter { $0.type == PasteboardItem.sealedType }
         var offer = SelectionOffer()
         if !sealed.isEmpty {
@@ -226,14 +232,17 @@ public final class X11Pasteboard: Pasteboard {
             guard sealed.count <= SealedSet.maxEnvelopes else {
                 throw .unsupportedItems("more than \(SealedSet.maxEnvelopes) sealed representations")
             }
-            offer.targets.append((SealedSet.targetName, SealedSet.encode(sealed.map(\.bytes))))
+            let envelopes = sealed.map(\.bytes)
+            let inParts = sealedInParts && envelopes.reduce(0, { $0 + $1.count }) > partsThreshold
+            offer.targets.append(inParts ? .init(SealedSet.targetName, parts: sealedSetParts(envelopes), zeroedWhenDropped: false)
+                                               : .init(SealedSet.targetName, SealedSet.encode(envelopes)))
             let innerTypes = sealed.compactMap { EnvelopeFormat.itemType(ofEnvelope: $0.bytes) }
             var names: [String] = []
             for type in innerTypes where isText(type) {
                 for name in targets(for: type) where !names.contains(name) { names.append(name) }
             }
             for name in names {
-                offer.targets.append((name, name == "STRING" ? latin1(placeholder) : Array(placeholder.utf8)))
+                offer.targets.append(.init(name, name == "STRING" ? latin1(placeholder) : Array(placeholder.utf8)))
             }
             return offer
         }
@@ -241,9 +250,9 @@ public final class X11Pasteboard: Pasteboard {
             for name in targets(for: item.type) where !offer.targets.contains(where: { $0.name == name }) {
                 if name == "STRING" {
                     guard let latin = latin1OrNil(item.bytes) else { continue }
-                    offer.targets.append((name, latin))
+                    offer.targets.append(.init(name, latin))
                 } else {
-                    offer.targets.append((name, item.bytes))
+                    offer.targets.append(.init(name, item.bytes))
                 }
             }
         }
@@ -251,6 +260,42 @@ public final class X11Pasteboard: Pasteboard {
             throw .unsupportedItems("no X11 target for the item types \(items.map(\.type))")
         }
         return offer
+    }
+
+    /// The envelopes of the sealed set in `set` (``SealedSet/decode(_:)``), or `nil` when it is
+    /// not one. A set of one envelope (every single-representation copy) is unwrapped in place:
+    /// its framing is removed from `set`, which becomes the envelope, without a second
+    /// payload-sized buffer.
+    static func envelopes(inSet set: inout [UInt8]?) -> [[UInt8]]? {
+        guard var bytes = set else { return nil }
+        set = nil
+        let framing = SealedSet.magic.count + 3 + 4
+        if bytes.count >= framing, bytes.count <= SealedSet.maxSize, bytes.starts(with: SealedSet.magic),
+           bytes[4] == SealedSet.version, bytes[5] == 0, bytes[6] == 1,
+           bytes[7..<framing].reduce(0, { $0 << 8 | Int($1) }) == bytes.count - framing {
+            bytes.removeSubrange(0..<framing)
+            return [bytes]
+        }
+        return try? SealedSet.decode(bytes)
+    }
+
+    /// The size over which a sealed set is served in parts rather than copied into one array.
+    static let partsThreshold = 64 << 10
+
+    /// ``SealedSet/encode(_:)`` of `envelopes` as parts that, joined, are exactly its bytes: the
+    /// framing before each envelope, and the envelope arrays themselves (shared, not copied).
+    static func sealedSetParts(_ envelopes: [[UInt8]]) -> [[UInt8]] {
+        var parts: [[UInt8]] = []
+        var framing = SealedSet.magic + [SealedSet.version, UInt8(truncatingIfNeeded: envelopes.count >> 8),
+                                         UInt8(truncatingIfNeeded: envelopes.count)]
+        for envelope in envelopes {
+            let n = UInt32(truncatingIfNeeded: envelope.count)
+            framing += [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+            parts.append(framing)
+            parts.append(envelope)
+            framing = []
+        }
+        return parts
     }
 
     /// The X11 targets of a pasteboard item type.

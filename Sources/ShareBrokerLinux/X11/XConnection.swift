@@ -195,10 +195,12 @@ final class XConnection {
         return reply.pointee.owner == X11.none ? nil : reply.pointee.owner
     }
 
-    /// Replaces `property` on `window` with `bytes` of `format` bits per unit.
-    func setProperty(_ window: UInt32, _ property: UInt32, type: UInt32, format: UInt8, bytes: UnsafeRawBufferPointer) {
+    /// Replaces `property` on `window` with `bytes` of `format` bits per unit (or, with `mode`
+    /// ``X11/propModeAppend``, appends them; the type and format must then be the property's).
+    func setProperty(_ window: UInt32, _ property: UInt32, type: UInt32, format: UInt8, bytes: UnsafeRawBufferPointer,
+                     mode: UInt8 = X11.propModeReplace) {
         let units = UInt32(bytes.count / Int(format / 8))
-        xcb_change_property(connection, X11.propModeReplace, window, property, type, format, units, bytes.baseAddress)
+        xcb_change_property(connection, mode, window, property, type, format, units, bytes.baseAddress)
     }
 
     func setProperty(_ window: UInt32, _ property: UInt32, type: UInt32, atoms values: [UInt32]) {

@@ -314,7 +314,7 @@ final class TestClipboardManager: @unchecked Sendable {
                         for target in targets {
                             guard let name = conn.atomName(target), !skip.contains(name),
                                   let value = try? reader.convert(clipboard, target: target, timeout: .seconds(2)) else { continue }
-                            offer.targets.append((name, value.bytes))
+                            offer.targets.append(.init(name, value.bytes))
                         }
                     }
                     saved.names.withLock { $0 = offer.targets.map(\.name) }

@@ -25,6 +25,22 @@ struct SealingKeyRingTests {
         #expect(try ring1.open(item).plaintext == [1, 2, 3])
     }
 
+    @Test("item types open exactly as sealed: the well-known ones (read without allocating), look-alikes of the same length, and others")
+    func itemTypesOpenAsSealed() throws {
+        let ring = try KeyRing.generate()
+        let types = ["public.utf8-plain-text", "public.utf8-plain-texT", "public.utf8-plain-tex\u{e9}", "text/html",
+                     "text/htmX", "image/png", "text/plain;charset=utf-8", "text/plain;charset=utf-9", "application/x-custom", "t"]
+        for type in types {
+            let opened = try ring.open(try ring.seal([7], itemType: type))
+            #expect(opened.itemType == type)
+            #expect(opened.itemType.utf8.elementsEqual(type.utf8))
+        }
+        let plain = Array("text/plain".utf8)
+        #expect(plain.withUnsafeBytes { KeyRing.decodeWellKnownItemType($0) } == "text/plain")
+        let other = Array("text/plaiN".utf8)
+        #expect(other.withUnsafeBytes { KeyRing.decodeWellKnownItemType($0) } == nil)
+    }
+
     @Test("rotation keeps at most keepingRecent older keys, newest first")
     func keepingRecent() throws {
         var ring = try KeyRing.generate()

@@ -1,0 +1,97 @@
+import Foundation
+@testable import ShareBrokerAgent
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Flatpak claim's parsers and the bounded read, in process (the real sandboxes are in
+/// `Tests/AgentTests/FlatpakIdentityTests.swift`): what a hostile `/.flatpak-info` or
+/// `bwrapinfo.json` can hold is refused, never half-used.
+///
+/// Serialized: one GLib key file at a time, as in the agent's identification of one peer (GLib's
+/// own locks are futexes that ThreadSanitizer, which runs this suite, does not see).
+@Suite("Flatpak info parsing", .serialized)
+struct FlatpakInfoParsingTests {
+    static let genuine = """
+        [Application]
+        name=org.acme.Notes
+        runtime=runtime/org.freedesktop.Platform/x86_64/23.08
+
+        [Instance]
+        instance-id=3141592653
+        app-path=/var/lib/flatpak/app/org.acme.Notes/x86_64/stable/0123abcd/files
+
+        """
+
+    func parse(_ text: String) -> Result<FlatpakInstance, FlatpakRefusal> {
+        FlatpakInspector.parse(Array(text.utf8))
+    }
+
+    @Test("A .flatpak-info as Flatpak writes it gives the app id, the instance and the app path")
+    func genuineInfo() throws {
+        let claim = try parse(Self.genuine).get()
+        #expect(claim == FlatpakInstance(appID: "org.acme.Notes", instanceID: "3141592653",
+                                         appPath: "/var/lib/flatpak/app/org.acme.Notes/x86_64/stable/0123abcd/files"))
+    }
+
+    @Test("Not a key file, a runtime, a missing or invalid app id, a hostile instance id or app path: refused, saying which",
+          arguments: [
+              ("this is [not a key file\n=== at all\n", "not a valid key file"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "name=org.acme.Notes\n", with: ""), "names no app"),
+              (FlatpakInfoParsingTests.genuine + "\n[Runtime]\nname=org.freedesktop.Platform\n", "a runtime, not an app"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "name=org.acme.Notes", with: "name=acme"), "not a valid Flatpak app id"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "name=org.acme.Notes", with: "name=org.acme.Notes/../x"), "not a valid Flatpak app id"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "instance-id=3141592653", with: "instance-id=../../../etc"), "names no valid instance"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "instance-id=3141592653", with: "instance-id=.."), "names no valid instance"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "instance-id=3141592653\n", with: ""), "names no valid instance"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "/var/lib/flatpak/app", with: "/var/lib/flatpak/../../app"), "names no valid app path"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "app-path=/var", with: "app-path=var"), "names no valid app path"),
+          ])
+    func hostileInfo(_ text: String, _ expected: String) {
+        guard case .failure(let refusal) = parse(text) else {
+            Issue.record("accepted: \(text)")
+            return
+        }
+        #expect(refusal.description.contains(expected), "\(refusal.description)")
+    }
+
+    @Test("bwrapinfo.json: child-pid and the namespaces, or refused")
+    func bwrapInfo() throws {
+        let parsed = try FlatpakInspector.parseBwrapInfo(Array(#"{"child-pid": 10150, "mnt-namespace": 4026532177, "pid-namespace": 4026532178}"#.utf8)).get()
+        #expect(parsed.childPid == 10150 && parsed.mountNamespace == 4026532177 && parsed.pidNamespace == 4026532178)
+        #expect((try? FlatpakInspector.parseBwrapInfo(Array(#"{"child-pid": 7}"#.utf8)).get())?.mountNamespace == nil)
+        for bad in [#"{"child-pid": 1}"#, #"{"child-pid": -5}"#, #"{"child-pid": 2.5}"#, #"{"child-pid": 99999999999}"#,
+                    #"{"child-pid": "12"}"#, #"[12]"#, "not json", #"{}"#] {
+            #expect(throws: FlatpakRefusal.self, "\(bad)") { try FlatpakInspector.parseBwrapInfo(Array(bad.utf8)).get() }
+        }
+    }
+
+    @Test("The bounded read: a FIFO is refused at once, an oversized file is refused, a file within the bound is read whole")
+    func boundedRead() throws {
+        let folder = NSTemporaryDirectory() + "sb-flatpak-read-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(mkfifo(folder + "/fifo", 0o600) == 0)
+        let fifo = open(folder + "/fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        #expect(fifo >= 0)
+        defer { close(fifo) }
+        guard case .failure(let notRegular) = FlatpakInspector.readRegularFile(fifo, limit: 64, what: "the file") else {
+            Issue.record("a FIFO was read")
+            return
+        }
+        #expect(notRegular.description.contains("not a regular file (a FIFO)"))
+        try Data(repeating: 0x61, count: 65).write(to: URL(fileURLWithPath: folder + "/big"))
+        let big = open(folder + "/big", O_RDONLY | O_CLOEXEC)
+        defer { close(big) }
+        guard case .failure(let oversized) = FlatpakInspector.readRegularFile(big, limit: 64, what: "the file") else {
+            Issue.record("an oversized file was read")
+            return
+        }
+        #expect(oversized.description.contains("65 bytes, more than the 64 accepted"))
+        try Data(repeating: 0x62, count: 64).write(to: URL(fileURLWithPath: folder + "/fits"))
+        let fits = open(folder + "/fits", O_RDONLY | O_CLOEXEC)
+        defer { close(fits) }
+        #expect((try? FlatpakInspector.readRegularFile(fits, limit: 64, what: "the file").get())?.bytes == [UInt8](repeating: 0x62, count: 64))
+    }
+}
