@@ -146,7 +146,7 @@ struct SealingForgeryTests {
         fixture.broker.setWallClock(to: sealedAt)
         try fixture.broker.copy(.text(Self.secret))
         let captured = fixture.pasteboard.read().items
-        #expect(fixture.broker.sealedItemLimits.maximumAge == 86_400)
+        #expect(fixture.broker.sealedItemMaximumAge == 86_400)
 
         fixture.pasteboard.write([.text("something newer")])
         fixture.pasteboard.write(captured) // an attacker puts the old item back
@@ -156,8 +156,9 @@ struct SealingForgeryTests {
         #expect(fixture.broker.paste() == nil)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemTooOld")
 
-        // The knob: a stricter bound refuses sooner.
-        fixture.broker.sealedItemLimits = SealedItemLimits(maximumAge: 60)
+        // The knob apps have: a stricter bound refuses sooner; the future tolerance is unchanged.
+        fixture.broker.sealedItemMaximumAge = 60
+        #expect(fixture.broker.sealedItemLimits == SealedItemLimits(maximumAge: 60))
         fixture.broker.setWallClock(to: sealedAt + 61)
         #expect(fixture.broker.paste() == nil)
         fixture.broker.setWallClock(to: sealedAt + 59)
