@@ -130,7 +130,7 @@ public func sb_open_in(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, 
                 default: throw CFailure(SB_ERR_TRANSFER, "\(error)")
                 }
             }
-            result.pointee.outcome = transfer.outcome == .delivered ? SB_TRANSFER_DELIVERED : SB_TRANSFER_DUMMY
+            result.pointee.outcome = transfer.delivered ? SB_TRANSFER_DELIVERED : SB_TRANSFER_DUMMY
             result.pointee.decision = transfer.decision.c
             result.pointee.path = cString(transfer.file.path)
             result.pointee.name = cString(transfer.file.name)

@@ -116,10 +116,9 @@ struct OpenInCommand: ParsableCommand {
         let confirmed = session.confirm(host)
         HostIO.out(result.transfer.file.path)
         let who = result.started ?? target
-        switch result.transfer.outcome {
-        case .delivered:
+        if result.transfer.delivered {
             HostIO.error("delivered to \(who), started with a private copy (\(result.transfer.decision.rule.rawValue))")
-        case .dummy:
+        } else {
             HostIO.error("blocked (\(result.transfer.decision.rule.rawValue)): " +
                          (result.started == nil ? "nothing was started" : "\(who) was started with an empty dummy") +
                          (confirmed ? "; the agent logged the attempt" : ""))
@@ -158,10 +157,9 @@ struct OpenInCommand: ParsableCommand {
         }
         let confirmed = session.confirm(host)
         HostIO.out(result.file.path)
-        switch result.outcome {
-        case .delivered:
+        if result.delivered {
             HostIO.error("delivered to \(target) (\(result.decision.rule.rawValue))")
-        case .dummy:
+        } else {
             HostIO.error("blocked (\(result.decision.rule.rawValue)): \(target) gets an empty dummy" +
                          (confirmed ? "; the agent logged the attempt" : ""))
             throw ExitCode(confirmed ? HostExit.blocked : HostExit.unconfirmed)

@@ -174,7 +174,7 @@ private struct ObservingEraser: SensitiveDataEraser {
         let transfer = try? broker.openIn(OutboundDocument(name: "probe.txt", bytes: Array("probe".utf8)),
                                          target: "com.acme.viewer")
         emit(["event": "step", "name": wipeName, "policy": WipeProbeCommand.policyState(broker),
-              "openIn": transfer?.outcome.rawValue ?? "error",
+              "openIn": transfer.map { $0.delivered ? "delivered" : "dummy" } ?? "error",
               "auth": "\(broker.currentSnapshot.authState)"])
         try inner.eraseSensitiveData()
     }

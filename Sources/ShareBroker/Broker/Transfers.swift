@@ -16,16 +16,9 @@ public struct OutboundDocument: Sendable, Hashable {
 
 /// What a transfer handed over.
 public struct TransferResult: Sendable, Hashable {
-    /// Whether the target got the document or a dummy.
-    public enum Outcome: String, Sendable, Hashable {
-        /// The document, with its original name and bytes.
-        case delivered
-        /// An empty file with a mangled name.
-        case dummy
-    }
-
-    /// Delivered or dummy.
-    public var outcome: Outcome
+    /// Whether the target got the document, with its original name and bytes (the decision
+    /// allowed it); `false`: it got a dummy, an empty file with a mangled name.
+    public var delivered: Bool { decision.allowed }
     /// The file handed over.
     public var file: HandedOverFile
     /// The decision and its rule.
@@ -85,13 +78,13 @@ extension ShareBroker {
             if decision.allowed {
                 let file = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
                                                       decision: decision))
-                return TransferResult(outcome: .delivered, file: file, decision: decision)
+                return TransferResult(file: file, decision: decision)
             }
             let file = try handOff(HandOffRequest(name: DummyFile.mangledName(), delivers: false, target: target,
                                                   channel: channel, decision: decision))
             blocked("openIn", target: target, decision: decision, snapshot: snapshot)
             if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
-            return TransferResult(outcome: .dummy, file: file, decision: decision)
+            return TransferResult(file: file, decision: decision)
         } catch {
             throw .outbox(error)
         }

@@ -63,13 +63,13 @@ struct OpenInMatrixTests {
                         "\(situation) \(channel) \(target)")
                 let result = try fixture.broker.openIn(document, target: target, via: channel)
                 if expected {
-                    #expect(result.outcome == .delivered, "\(situation) \(channel) \(target)")
+                    #expect(result.delivered, "\(situation) \(channel) \(target)")
                     #expect(result.file.name == document.name)
                     #expect(fixture.outbox.handedOver.last?.bytes == document.bytes)
                     #expect(fixture.delegate.calls.isEmpty)
                     #expect(fixture.sink.blockedAttempts.count == before)
                 } else {
-                    #expect(result.outcome == .dummy, "\(situation) \(channel) \(target)")
+                    #expect(!result.delivered, "\(situation) \(channel) \(target)")
                     #expect(result.file.name != document.name)
                     #expect(result.file.name.hasSuffix("." + DummyFile.fileExtension))
                     #expect(fixture.outbox.handedOver.last?.bytes == [])
