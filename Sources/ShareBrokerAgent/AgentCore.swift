@@ -460,8 +460,11 @@ public final class AgentCore: Sendable {
                 return
             }
             let admitted = state.withLock { state -> Bool in
-                // The registry may have changed while we hashed: identify against the current one.
+                // The registry may have changed while we hashed: the app must still be registered
+                // as it was identified (same id and executable, the same way: host or Flatpak,
+                // the same pin and users), or the new rules were never checked against it.
                 guard let current = state.registry.app(forExecutable: app.executable), current.id == app.id,
+                      current.isFlatpak == app.isFlatpak, current.sha256 == app.sha256, current.users == app.users,
                       current.isAppConnect else { return false }
                 let id = state.nextSession
                 state.nextSession += 1

@@ -67,6 +67,39 @@ struct FlatpakInfoParsingTests {
         }
     }
 
+    @Test("Attack: a FIFO (or a device) bound over the peer's /.flatpak-info is examined, refused and never opened")
+    func nonRegularInfoIsNeverOpened() throws {
+        // A /proc laid out here: this process's root holds a FIFO as its /.flatpak-info. A writer
+        // blocks in open(2) until somebody opens the FIFO for reading: if the agent opened it (as
+        // it would a device, where opening alone can have effects), the writer would get through.
+        let folder = NSTemporaryDirectory() + "sb-flatpak-fifo-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        let root = folder + "/proc/\(getpid())/root"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = root + "/.flatpak-info"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let marker = folder + "/opened"
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", #"exec 3>"$1" && echo opened > "$2""#, "sh", fifo, marker]
+        try writer.run()
+        defer {
+            // Release the writer (a reader of our own), then reap it.
+            let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            writer.waitUntilExit()
+            if reader >= 0 { close(reader) }
+        }
+        usleep(200_000)   // the writer is in open(2) now
+        let inspector = FlatpakInspector(procRoot: folder + "/proc", settings: FlatpakSettings(installations: [folder + "/none"], runtimeRoot: folder + "/run"))
+        guard case .refused(let reason) = inspector.inspect(pid: getpid(), uid: geteuid(), pidfd: -1) else {
+            Issue.record("a FIFO as /.flatpak-info was not refused")
+            return
+        }
+        #expect(reason.contains("not a regular file (a FIFO)"), "\(reason)")
+        usleep(300_000)
+        #expect(!FileManager.default.fileExists(atPath: marker), "the agent opened the FIFO the peer put at /.flatpak-info")
+    }
+
     @Test("The bounded read: a FIFO is refused at once, an oversized file is refused, a file within the bound is read whole")
     func boundedRead() throws {
         let folder = NSTemporaryDirectory() + "sb-flatpak-read-\(getpid())-\(UInt32.random(in: 0 ... .max))"
