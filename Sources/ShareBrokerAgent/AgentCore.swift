@@ -169,6 +169,9 @@ public final class AgentCore: Sendable {
         var executable: String
         var peer: PeerCredentials
         var connection: any AgentConnection
+        /// How the process runs, as verified when it connected (host, or its Flatpak instance):
+        /// re-identification starts from it rather than reading the peer's files again.
+        var sandbox: FlatpakInspection
         /// The key ids last sent to this session (empty: "no keys"); `nil` before the first.
         var sentKeyIDs: [UInt32]?
         /// Whether the session asked for keys after its welcome (a `keyRequest` frame): no key
@@ -451,10 +454,11 @@ public final class AgentCore: Sendable {
     public func admitApp(peer: PeerCredentials, pidfd: Int32 = -1, connection: any AgentConnection,
                          verify: @Sendable (_ executable: String) -> RefusalMessage? = { _ in nil }) {
         let registry = state.withLock { $0.registry }
-        switch identifier.identify(peer, pidfd: pidfd, in: registry) {
+        switch identifier.identify(peer, pidfd: pidfd, in: registry, sandbox: nil) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
-        case .success(let app):
+        case .success(let identification):
+            let app = identification.app
             if let refusal = verify(app.executable) {
                 refuse(refusal, peer: peer, connection: connection)
                 return
@@ -468,7 +472,8 @@ public final class AgentCore: Sendable {
                       current.isAppConnect else { return false }
                 let id = state.nextSession
                 state.nextSession += 1
-                let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection)
+                let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection,
+                                      sandbox: identification.sandbox)
                 connection.admitted(session: id)
                 let welcome = WelcomeMessage(
                     app: app.id, peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable),
@@ -765,10 +770,12 @@ public final class AgentCore: Sendable {
         // take a while; the digest cache makes an unchanged binary cheap). A session whose
         // process no longer matches (pin or executable changed, app removed or now another id)
         // is closed; if it had received keys, the ring rotates.
-        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app) } }
+        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app, sandbox: $0.value.sandbox) } }
         var mismatched: [UInt64: RefusalMessage] = [:]
         for session in live {
-            switch identifier.identify(session.peer, in: registry) {
+            // From the sandbox verified at connect: nothing the peer or its user can make stall
+            // (a FUSE mount over its root or instance record) is read here, under the install lock.
+            switch identifier.identify(session.peer, in: registry, sandbox: session.sandbox).map(\.app) {
             case .success(let app) where app.id == session.app:
                 continue
             case .success(let app):

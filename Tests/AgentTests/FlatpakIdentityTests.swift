@@ -222,6 +222,46 @@ struct FlatpakIdentityTests {
         #expect(s.h.wait { !s.refusals("unregistered").isEmpty })
     }
 
+    @Test("Attack: a FUSE file system that never answers, mounted over a connected app's instance record, does not hold policy installs back (a revocation still lands)")
+    func stalledRecordDoesNotBlockInstalls() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        try s.writeRecord(info: info)
+        let watch = try s.start(["watch", "--seconds", "60"], infoFile: .data(info), name: "watch")
+        defer { s.h.stop(watch.process) }
+        func events(_ name: String) -> Int { s.h.jsonLines(watch.output).filter { $0["event"] as? String == name }.count }
+        #expect(s.h.wait(15) { events("keys") >= 1 }, "\(s.agentLog)")
+        // The user's own runtime folder is the user's: fusermount lets them mount a FUSE file
+        // system over the instance folder (root stands in for fusermount here). This one never
+        // answers (FUSE_INIT is never read), so every lookup, stat or open in it waits forever.
+        let fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC)
+        try #require(fuse >= 0, "no /dev/fuse")
+        var fuseOpen = true
+        defer {
+            // Closing the device aborts the file system: whatever still waits on it fails.
+            if fuseOpen { close(fuse) }
+            umount2(s.record, Int32(MNT_DETACH))
+        }
+        try #require(mount("sharebroker-stall", s.record, "fuse", 0, "fd=\(fuse),rootmode=40000,user_id=0,group_id=0") == 0,
+                     "mounting FUSE failed: \(String(cString: strerror(errno)))")
+        // The same document again: the push reaches the app (its re-identification does not
+        // read the record it verified at connect).
+        let pushes = events("policy")
+        s.h.reloadAgent()
+        #expect(s.h.wait(15) { events("policy") > pushes }, "the policy install stalled on the FUSE mount: \(s.h.jsonLines(watch.output))")
+        // A revocation (the id now registered as a host app) lands too: keys dropped.
+        let device = """
+            {"format": "sharebroker.device", "version": 1, "apps": [
+              {"id": "\(Self.appID)", "executable": "/app/bin/acme-notes", "appConnect": true, "policy": \(AgentHarness.secureCopyPolicy)}
+            ]}
+            """
+        try device.write(toFile: s.h.policyPath, atomically: true, encoding: .utf8)
+        s.h.reloadAgent()
+        #expect(s.h.wait(15) { events("keysDropped") >= 1 }, "the revocation stalled on the FUSE mount: \(s.h.jsonLines(watch.output))")
+        close(fuse)
+        fuseOpen = false
+    }
+
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
         let s = try Sandbox()
