@@ -190,6 +190,22 @@ public final class PeerIdentifier: Sendable {
         guard String(cString: resolved) == file else {
             return .failure(FlatpakRefusal("the path \(file) in the installed app goes through a symbolic link"))
         }
+        // Every folder from the installation down to the file's: whoever can write one of them
+        // can put another root-owned file at the app's path (another app's folder renamed, a
+        // hard link), since the app path is the claim's to choose within the app's folder.
+        var folderPath = installation
+        var chain = [installation]
+        for part in file.dropFirst(installation.count + 1).split(separator: "/").dropLast() {
+            folderPath += "/" + part
+            chain.append(folderPath)
+        }
+        for path in chain {
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
+                  info.st_uid == 0 || info.st_uid == me, (info.st_mode & 0o022) == 0 else {
+                return .failure(FlatpakRefusal("the installation's folder \(path) is not a folder of root or the agent's user that nobody else can write (fix its owner and mode, or reinstall the app)"))
+            }
+        }
         return .success(file)
     }
 

@@ -262,6 +262,24 @@ struct FlatpakIdentityTests {
         fuseOpen = false
     }
 
+    @Test("Attack: a folder of the trusted installation that others can write (above or below the app's own folder) is not trusted: its app is refused")
+    func writableInstallationFolder() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        try s.writeRecord(info: info)
+        // Whoever can write such a folder can rename another app's folder (or a hard link of
+        // another root-owned binary) into the app's path: the app's own files are not its own.
+        for folder in [s.installation + "/app", s.installation + "/app/\(Self.appID)/x86_64", s.appPath + "/bin"] {
+            #expect(chmod(folder, 0o777) == 0)
+            let refused = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+            #expect(refused.status == 77, "\(folder): \(refused.output) \(refused.error)")
+            #expect(refused.text.contains("flatpakUnverified") && refused.text.contains("nobody else can write"), "\(folder): \(refused.output)")
+            #expect(chmod(folder, 0o755) == 0)
+        }
+        let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
+    }
+
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
         let s = try Sandbox()
