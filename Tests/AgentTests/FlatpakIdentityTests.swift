@@ -280,6 +280,32 @@ struct FlatpakIdentityTests {
         #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
     }
 
+    @Test("Attack: an instance record reached through a symbolic link (the instance folder, or its info file) is refused")
+    func linkedInstanceRecord() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        // The instance folder is a link to a folder holding a record that matches.
+        let elsewhere = s.h.root + "/record-elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try info.write(toFile: elsewhere + "/info", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: s.runtimeRoot + "/\(geteuid())/.flatpak", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: s.record, withDestinationPath: elsewhere)
+        let linkedFolder = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(linkedFolder.status == 77 && linkedFolder.text.contains("flatpakUnverified"), "\(linkedFolder.output) \(linkedFolder.error)")
+        #expect(linkedFolder.text.contains("Flatpak keeps no record of that instance"), "\(linkedFolder.output)")
+        // A real folder whose info is a link to a file that matches.
+        try FileManager.default.removeItem(atPath: s.record)
+        try FileManager.default.createDirectory(atPath: s.record, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: s.record + "/info", withDestinationPath: elsewhere + "/info")
+        let linkedInfo = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(linkedInfo.status == 77 && linkedInfo.text.contains("flatpakUnverified"), "\(linkedInfo.output) \(linkedInfo.error)")
+        // The same record as plain files is accepted (the link was the only difference).
+        try FileManager.default.removeItem(atPath: s.record + "/info")
+        try s.writeRecord(info: info)
+        let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
+    }
+
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
         let s = try Sandbox()
