@@ -316,6 +316,8 @@ struct FlatpakInspector: Sendable {
 
     /// The claim in a `.flatpak-info`, parsed by GLib's key-file parser.
     static func parse(_ bytes: [UInt8]) -> Result<FlatpakInstance, FlatpakRefusal> {
+        // GKeyFile cuts a line at a NUL, so two readers could see two claims; Flatpak writes none.
+        guard !bytes.contains(0) else { return .failure(FlatpakRefusal("holds a NUL byte, which Flatpak never writes")) }
         guard let keyFile = g_key_file_new() else { return .failure(FlatpakRefusal("could not be parsed (out of memory)")) }
         defer { g_key_file_free(keyFile) }
         var error: UnsafeMutablePointer<GError>?

@@ -47,6 +47,8 @@ struct FlatpakInfoParsingTests {
               (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "instance-id=3141592653\n", with: ""), "names no valid instance"),
               (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "/var/lib/flatpak/app", with: "/var/lib/flatpak/../../app"), "names no valid app path"),
               (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "app-path=/var", with: "app-path=var"), "names no valid app path"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "name=org.acme.Notes", with: "name=org.acme.Notes\u{0}.Evil"), "NUL byte"),
+              (FlatpakInfoParsingTests.genuine.replacingOccurrences(of: "[Instance]", with: "[Instance]\napp-path=/var/lib/flatpak/app/org.acme.Notes/x/\u{0}"), "NUL byte"),
           ])
     func hostileInfo(_ text: String, _ expected: String) {
         guard case .failure(let refusal) = parse(text) else {
@@ -54,6 +56,26 @@ struct FlatpakInfoParsingTests {
             return
         }
         #expect(refusal.description.contains(expected), "\(refusal.description)")
+    }
+
+    @Test("Non-UTF-8 and oversized values are refused; a repeated key or group gives GLib's one answer (the portal's), never two")
+    func hostileEncodings() throws {
+        var latin1 = Array(Self.genuine.utf8)
+        let at = try #require(latin1.firstIndex(of: UInt8(ascii: "N")))   // name=org.acme.Notes
+        latin1[at] = 0xC9                                                   // a lone Latin-1 byte
+        guard case .failure(let notUTF8) = FlatpakInspector.parse(latin1) else {
+            Issue.record("a non-UTF-8 app id was accepted")
+            return
+        }
+        #expect(notUTF8.description.contains("names no app") || notUTF8.description.contains("not a valid key file"), "\(notUTF8)")
+        let long = Self.genuine.replacingOccurrences(of: "name=org.acme.Notes", with: "name=org.acme." + String(repeating: "N", count: 300))
+        #expect(throws: FlatpakRefusal.self) { try parse(long).get() }
+        // Repeated: whatever GLib makes of it is what xdg-desktop-portal makes of it too, and it
+        // is one valid claim or a refusal (the record must hold the same bytes in any case).
+        let repeated = Self.genuine + "\n[Application]\nname=org.evil.Other\n"
+        if case .success(let claim) = parse(repeated) {
+            #expect(["org.acme.Notes", "org.evil.Other"].contains(claim.appID))
+        }
     }
 
     @Test("bwrapinfo.json: child-pid and the namespaces, or refused")

@@ -276,6 +276,12 @@ struct FlatpakIdentityTests {
             #expect(refused.text.contains("flatpakUnverified") && refused.text.contains("nobody else can write"), "\(folder): \(refused.output)")
             #expect(chmod(folder, 0o755) == 0)
         }
+        // Owned by another user (a per-user installation, named to an agent that is not that user).
+        let bin = s.appPath + "/bin"
+        #expect(chown(bin, 65534, 65534) == 0)
+        let foreign = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(foreign.status == 77 && foreign.text.contains("nobody else can write"), "\(foreign.output) \(foreign.error)")
+        #expect(chown(bin, 0, 0) == 0)
         let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
         #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
     }
