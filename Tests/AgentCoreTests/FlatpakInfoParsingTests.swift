@@ -122,6 +122,27 @@ struct FlatpakInfoParsingTests {
         #expect(!FileManager.default.fileExists(atPath: marker), "the agent opened the FIFO the peer put at /.flatpak-info")
     }
 
+    @Test("Attack: a bwrapinfo.json nested as deep as its 4 KiB allow is refused on a thread with the agent's connection stack (512 KiB), without overflowing it")
+    func deeplyNestedBwrapInfo() {
+        // Any user writes their own instance record, and it is parsed on the connection's thread.
+        let deep = [String(repeating: "[", count: 4_000) + String(repeating: "]", count: 4_000),
+                    #"{"child-pid": 5, "x": "# + String(repeating: "[", count: 4_000)]
+        let refused = Locked<[Bool]>([])
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            for text in deep {
+                let failed: Bool
+                if case .failure = FlatpakInspector.parseBwrapInfo(Array(text.utf8)) { failed = true } else { failed = false }
+                refused.withLock { $0.append(failed) }
+            }
+            done.signal()
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(refused.withLock { $0 } == [true, true])
+    }
+
     @Test("The bounded read: a FIFO is refused at once, an oversized file is refused, a file within the bound is read whole")
     func boundedRead() throws {
         let folder = NSTemporaryDirectory() + "sb-flatpak-read-\(getpid())-\(UInt32.random(in: 0 ... .max))"
