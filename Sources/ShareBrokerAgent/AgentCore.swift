@@ -578,16 +578,32 @@ public final class AgentCore: Sendable {
             then()
             return
         }
+        // The executable's path and the detail (which quotes a Flatpak claim's app path) are the
+        // peer's to choose: escaped, so a newline in them cannot start a forged log line.
         var metadata: Logger.Metadata = [
             "reason": "\(reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
-            "executable": "\(executable ?? "?")"]
-        if let detail { metadata["why"] = "\(detail)" }
+            "executable": "\(Self.oneLine(executable ?? "?"))"]
+        if let detail { metadata["why"] = "\(Self.oneLine(detail))" }
         logger.notice("refused a process", metadata: metadata)
         var record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
                                     executable: executable, reason: reason.rawValue)
         record.writerPid = writer?.pid
         record.writerUid = writer?.uid
         auditLog.append([record]) { _ in then() }
+    }
+
+    /// `text` with its control characters escaped (`\n`, `\u{1b}`), for one line of the log.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var line = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: line += "\\n"
+            case 0 ..< 0x20, 0x7F: line += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
     }
 
     /// Writes one record per kind of refusal that was counted but not written in the window

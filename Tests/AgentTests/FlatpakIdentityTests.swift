@@ -312,6 +312,27 @@ struct FlatpakIdentityTests {
         #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
     }
 
+    @Test("Attack: a newline in a claim's app path (a key-file escape) or in a host executable's path does not forge a line of the agent's log")
+    func refusalCannotForgeLogLines() throws {
+        let s = try Sandbox()
+        let forgedLine = "sharebrokerd-forged: app connected app=\(Self.appID)"
+        // GKeyFile turns `\n` in a value into a newline; the app path is quoted in the refusal.
+        let forged = s.info(appPath: "/forged\\n" + forgedLine.replacingOccurrences(of: " ", with: "_"))
+        try s.writeRecord(info: forged)
+        let flatpak = try s.run(["status", "--timeout", "10000"], infoFile: .data(forged))
+        #expect(flatpak.status == 77 && flatpak.text.contains("flatpakUnverified"), "\(flatpak.output) \(flatpak.error)")
+        // A host binary whose file name holds a newline.
+        let host = s.h.root + "/bin\n" + forgedLine.replacingOccurrences(of: " ", with: "_")
+        try FileManager.default.createDirectory(atPath: host, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: host + "/notes")
+        let unregistered = try s.h.run(host + "/notes", ["status"])
+        #expect(unregistered.status == 77, "\(unregistered.output) \(unregistered.error)")
+        #expect(s.h.wait { s.agentLog.contains("reason=flatpakUnverified") && s.agentLog.contains("reason=unregistered") }, "\(s.agentLog)")
+        let lines = s.agentLog.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("sharebrokerd-forged") }, "\(s.agentLog)")
+        #expect(s.agentLog.contains("\\nsharebrokerd-forged"), "the escaped newline is in the log: \(s.agentLog)")
+    }
+
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
         let s = try Sandbox()
