@@ -333,6 +333,23 @@ struct FlatpakIdentityTests {
         #expect(s.agentLog.contains("\\nsharebrokerd-forged"), "the escaped newline is in the log: \(s.agentLog)")
     }
 
+    @Test("Attack: an app path through a symbolic link inside the trusted installation (as Flatpak's own `active` link) is refused, even to the right files")
+    func linkedAppPath() throws {
+        let s = try Sandbox()
+        // stable/active -> 0123abcd, as Flatpak lays out a deployment; the claim names the link.
+        let active = s.installation + "/app/\(Self.appID)/x86_64/stable/active"
+        try FileManager.default.createSymbolicLink(atPath: active, withDestinationPath: "0123abcd")
+        let linked = s.info(appPath: active + "/files")
+        try s.writeRecord(info: linked)
+        let refused = try s.run(["status", "--timeout", "10000"], infoFile: .data(linked))
+        #expect(refused.status == 77 && refused.text.contains("goes through a symbolic link"), "\(refused.output) \(refused.error)")
+        // The resolved path, as Flatpak writes it, is the app.
+        let info = s.info()
+        try s.writeRecord(info: info)
+        let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
+    }
+
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
         let s = try Sandbox()
