@@ -66,7 +66,7 @@ enum FlatpakInspection: Sendable, Hashable {
 ///
 /// 1. `/proc/PID` is opened, and the peer's pidfd says the process that connected is still
 ///    alive with that pid, so every later read through that folder is of that process.
-/// 2. `/.flatpak-info` in the peer's root is looked up with `openPathOnly | O_NOFOLLOW` and examined
+/// 2. `/.flatpak-info` in the peer's root is looked up with `O_PATH | O_NOFOLLOW` and examined
 ///    before it is opened: a symbolic link, a FIFO, a device, a folder or a file over 64 KiB is
 ///    refused and never opened (opening a device the peer binds there can have effects: a
 ///    watchdog starts); it must be on a read-only mount (Flatpak binds it read-only, so the
