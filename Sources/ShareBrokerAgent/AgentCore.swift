@@ -169,6 +169,9 @@ public final class AgentCore: Sendable {
         var executable: String
         var peer: PeerCredentials
         var connection: any AgentConnection
+        /// How the process runs, as verified when it connected (host, or its Flatpak instance):
+        /// re-identification starts from it rather than reading the peer's files again.
+        var sandbox: FlatpakInspection
         /// The key ids last sent to this session (empty: "no keys"); `nil` before the first.
         var sentKeyIDs: [UInt32]?
         /// Whether the session asked for keys after its welcome (a `keyRequest` frame): no key
@@ -451,21 +454,26 @@ public final class AgentCore: Sendable {
     public func admitApp(peer: PeerCredentials, pidfd: Int32 = -1, connection: any AgentConnection,
                          verify: @Sendable (_ executable: String) -> RefusalMessage? = { _ in nil }) {
         let registry = state.withLock { $0.registry }
-        switch identifier.identify(peer, pidfd: pidfd, in: registry) {
+        switch identifier.identify(peer, pidfd: pidfd, in: registry, sandbox: nil) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
-        case .success(let app):
+        case .success(let identification):
+            let app = identification.app
             if let refusal = verify(app.executable) {
                 refuse(refusal, peer: peer, connection: connection)
                 return
             }
             let admitted = state.withLock { state -> Bool in
-                // The registry may have changed while we hashed: identify against the current one.
+                // The registry may have changed while we hashed: the app must still be registered
+                // as it was identified (same id and executable, the same way: host or Flatpak,
+                // the same pin and users), or the new rules were never checked against it.
                 guard let current = state.registry.app(forExecutable: app.executable), current.id == app.id,
+                      current.isFlatpak == app.isFlatpak, current.sha256 == app.sha256, current.users == app.users,
                       current.isAppConnect else { return false }
                 let id = state.nextSession
                 state.nextSession += 1
-                let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection)
+                let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection,
+                                      sandbox: identification.sandbox)
                 connection.admitted(session: id)
                 let welcome = WelcomeMessage(
                     app: app.id, peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable),
@@ -570,16 +578,32 @@ public final class AgentCore: Sendable {
             then()
             return
         }
+        // The executable's path and the detail (which quotes a Flatpak claim's app path) are the
+        // peer's to choose: escaped, so a newline in them cannot start a forged log line.
         var metadata: Logger.Metadata = [
             "reason": "\(reason.rawValue)", "pid": "\(peer.pid)", "uid": "\(peer.uid)",
-            "executable": "\(executable ?? "?")"]
-        if let detail { metadata["why"] = "\(detail)" }
+            "executable": "\(Self.oneLine(executable ?? "?"))"]
+        if let detail { metadata["why"] = "\(Self.oneLine(detail))" }
         logger.notice("refused a process", metadata: metadata)
         var record = AuditLogRecord(time: Self.now(), event: "refused", app: nil, pid: peer.pid, uid: peer.uid,
                                     executable: executable, reason: reason.rawValue)
         record.writerPid = writer?.pid
         record.writerUid = writer?.uid
         auditLog.append([record]) { _ in then() }
+    }
+
+    /// `text` with its control characters escaped (`\n`, `\u{1b}`), for one line of the log.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var line = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: line += "\\n"
+            case 0 ..< 0x20, 0x7F: line += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
     }
 
     /// Writes one record per kind of refusal that was counted but not written in the window
@@ -762,10 +786,12 @@ public final class AgentCore: Sendable {
         // take a while; the digest cache makes an unchanged binary cheap). A session whose
         // process no longer matches (pin or executable changed, app removed or now another id)
         // is closed; if it had received keys, the ring rotates.
-        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app) } }
+        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app, sandbox: $0.value.sandbox) } }
         var mismatched: [UInt64: RefusalMessage] = [:]
         for session in live {
-            switch identifier.identify(session.peer, in: registry) {
+            // From the sandbox verified at connect: nothing the peer or its user can make stall
+            // (a FUSE mount over its root or instance record) is read here, under the install lock.
+            switch identifier.identify(session.peer, in: registry, sandbox: session.sandbox).map(\.app) {
             case .success(let app) where app.id == session.app:
                 continue
             case .success(let app):

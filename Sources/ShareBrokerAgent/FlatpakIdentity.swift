@@ -6,6 +6,11 @@ import Foundation
 import ShareBrokerPOSIX
 import ShareBrokerPolicyDocument
 
+/// `O_PATH` (Linux, the same value on every architecture Swift runs on; Glibc's module does not
+/// export it): looks a file up without opening it, so nothing a device or FUSE driver does on
+/// open runs; `fstat`, `fstatvfs` and the `*at` calls work on the descriptor.
+let openPathOnly: Int32 = 0o10000000
+
 /// Where the agent finds Flatpak's own records when a peer says, through its `/.flatpak-info`,
 /// that it is a Flatpak app (docs/THREAT-MODEL.md, "Flatpak apps").
 public struct FlatpakSettings: Sendable, Hashable {
@@ -61,9 +66,11 @@ enum FlatpakInspection: Sendable, Hashable {
 ///
 /// 1. `/proc/PID` is opened, and the peer's pidfd says the process that connected is still
 ///    alive with that pid, so every later read through that folder is of that process.
-/// 2. `/.flatpak-info` in the peer's root is opened with `O_NOFOLLOW | O_NONBLOCK`: a symbolic
-///    link, a FIFO, a folder or a file over 64 KiB is refused; it must be on a read-only mount
-///    (Flatpak binds it read-only, so the sandboxed app cannot rewrite its own identity).
+/// 2. `/.flatpak-info` in the peer's root is looked up with `O_PATH | O_NOFOLLOW` and examined
+///    before it is opened: a symbolic link, a FIFO, a device, a folder or a file over 64 KiB is
+///    refused and never opened (opening a device the peer binds there can have effects: a
+///    watchdog starts); it must be on a read-only mount (Flatpak binds it read-only, so the
+///    sandboxed app cannot rewrite its own identity).
 /// 3. It is parsed with GLib's `GKeyFile` (as the portal does): `[Application] name=` is the app
 ///    id (a Flatpak app id), `[Instance] instance-id=` and `app-path=` are required; a runtime
 ///    (`[Runtime]`) is not an app.
@@ -102,7 +109,7 @@ struct FlatpakInspector: Sendable {
             return .refused("the agent could not open /proc/\(pid) to see whether the process is a Flatpak app (\(Self.errnoText()))")
         }
         defer { close(procDir) }
-        let rootFD = openat(procDir, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let rootFD = openat(procDir, "root", openPathOnly | O_DIRECTORY | O_CLOEXEC)
         if rootFD < 0 {
             // A /proc laid out by tests has no root: that peer is a host app. A real process
             // always has one; one that is gone fails the pidfd check after identification.
@@ -110,12 +117,10 @@ struct FlatpakInspector: Sendable {
             return .refused("the agent could not open the root folder of process \(pid) to see whether it is a Flatpak app (\(Self.errnoText())); give the agent CAP_SYS_PTRACE if it runs as another user")
         }
         defer { close(rootFD) }
-        let infoFD = openat(rootFD, ".flatpak-info", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        // O_PATH: looked up, not opened; readRegularFile opens it only once it is a regular file.
+        let infoFD = openat(rootFD, ".flatpak-info", openPathOnly | O_NOFOLLOW | O_CLOEXEC)
         if infoFD < 0 {
             if errno == ENOENT { return .host }
-            if errno == ELOOP {
-                return .refused("the /.flatpak-info of process \(pid) is a symbolic link, which Flatpak never makes; not identified as a Flatpak app")
-            }
             return .refused("the agent could not open the /.flatpak-info of process \(pid) (\(Self.errnoText())); not identified as a Flatpak app")
         }
         defer { close(infoFD) }
@@ -199,18 +204,16 @@ struct FlatpakInspector: Sendable {
         if let own = Self.ownNamespace("mnt"), own == peerMount {
             return .refused("\(subject), but it shares the agent's mount namespace, which no Flatpak sandbox does; not identified as that app")
         }
-        let childRoot = openat(childDir, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let childRoot = openat(childDir, "root", openPathOnly | O_DIRECTORY | O_CLOEXEC)
         guard childRoot >= 0 else {
             return .refused("\(subject), but the agent could not open the sandbox process's root (\(Self.errnoText())); not identified as that app")
         }
         defer { close(childRoot) }
-        let childInfo = openat(childRoot, ".flatpak-info", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        // Examined, never opened (whatever the sandbox holds there).
         var childStat = stat()
-        guard childInfo >= 0, fstat(childInfo, &childStat) == 0 else {
-            if childInfo >= 0 { close(childInfo) }
+        guard fstatat(childRoot, ".flatpak-info", &childStat, AT_SYMLINK_NOFOLLOW) == 0 else {
             return .refused("\(subject), but the sandbox process (pid \(sandbox.childPid)) has no /.flatpak-info; not identified as that app")
         }
-        close(childInfo)
         guard UInt64(childStat.st_dev) == info.device, UInt64(childStat.st_ino) == info.inode else {
             return .refused("\(subject), but its /.flatpak-info is not the file the sandbox process (pid \(sandbox.childPid)) has; not identified as that app")
         }
@@ -226,14 +229,14 @@ struct FlatpakInspector: Sendable {
     /// file opened without following links and owned by `uid` (or root), writable by nobody else.
     private func readInstanceRecord(uid: UInt32, instance: String) -> Result<(info: [UInt8], bwrap: [UInt8]), FlatpakRefusal> {
         let runtime = "\(settings.runtimeRoot)/\(uid)"
-        var folder = open(runtime, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        var folder = open(runtime, openPathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard folder >= 0 else {
             return .failure(FlatpakRefusal("the user's runtime folder \(runtime) could not be opened (\(Self.errnoText()))"))
         }
         defer { close(folder) }
         if let problem = Self.ownership(folder, uid: uid, what: runtime) { return .failure(problem) }
         for name in [".flatpak", instance] {
-            let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let next = openat(folder, name, openPathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard next >= 0 else {
                 return .failure(FlatpakRefusal("Flatpak keeps no record of that instance (\(runtime)/.flatpak/\(instance): \(Self.errnoText()))"))
             }
@@ -243,7 +246,7 @@ struct FlatpakInspector: Sendable {
         }
         var files: [[UInt8]] = []
         for (name, limit) in [("info", Self.infoLimit), ("bwrapinfo.json", Self.bwrapInfoLimit)] {
-            let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            let fd = openat(folder, name, openPathOnly | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else {
                 return .failure(FlatpakRefusal("the instance record has no readable \(name) (\(Self.errnoText()))"))
             }
@@ -270,16 +273,26 @@ struct FlatpakInspector: Sendable {
 
     // MARK: Reading and parsing
 
-    /// Reads all of `fd`, a regular file of at most `limit` bytes (checked before and while
-    /// reading): the bytes and the file's device and inode, or a message saying why not.
-    static func readRegularFile(_ fd: Int32, limit: Int, what: String) -> Result<(bytes: [UInt8], device: UInt64, inode: UInt64), FlatpakRefusal> {
+    /// Reads all of the file `pathFD` refers to (an `O_PATH` descriptor, or any other), a
+    /// regular file of at most `limit` bytes (checked before and while reading): the bytes and
+    /// the file's device and inode, or a message saying why not. The type is checked on `pathFD`
+    /// before the file is opened (through `/proc/self/fd`, the same inode), so a FIFO, socket or
+    /// device is refused without ever being opened.
+    static func readRegularFile(_ pathFD: Int32, limit: Int, what: String) -> Result<(bytes: [UInt8], device: UInt64, inode: UInt64), FlatpakRefusal> {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return .failure(FlatpakRefusal("\(what) could not be examined (\(errnoText()))")) }
+        guard fstat(pathFD, &info) == 0 else { return .failure(FlatpakRefusal("\(what) could not be examined (\(errnoText()))")) }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             return .failure(FlatpakRefusal("\(what) is not a regular file (\(kind(info.st_mode)))"))
         }
         guard info.st_size >= 0, info.st_size <= limit else {
             return .failure(FlatpakRefusal("\(what) is \(info.st_size) bytes, more than the \(limit) accepted"))
+        }
+        let fd = open("/proc/self/fd/\(pathFD)", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(FlatpakRefusal("\(what) could not be opened (\(errnoText()))")) }
+        defer { close(fd) }
+        var opened = stat()
+        guard fstat(fd, &opened) == 0, opened.st_dev == info.st_dev, opened.st_ino == info.st_ino else {
+            return .failure(FlatpakRefusal("\(what) changed while it was opened"))
         }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var total = 0
@@ -303,6 +316,8 @@ struct FlatpakInspector: Sendable {
 
     /// The claim in a `.flatpak-info`, parsed by GLib's key-file parser.
     static func parse(_ bytes: [UInt8]) -> Result<FlatpakInstance, FlatpakRefusal> {
+        // GKeyFile cuts a line at a NUL, so two readers could see two claims; Flatpak writes none.
+        guard !bytes.contains(0) else { return .failure(FlatpakRefusal("holds a NUL byte, which Flatpak never writes")) }
         guard let keyFile = g_key_file_new() else { return .failure(FlatpakRefusal("could not be parsed (out of memory)")) }
         defer { g_key_file_free(keyFile) }
         var error: UnsafeMutablePointer<GError>?

@@ -24,6 +24,13 @@ public struct PeerCredentials: Sendable, Hashable {
     }
 }
 
+/// A peer identified: its registered app, and how it runs (``FlatpakInspection/host`` or the
+/// verified Flatpak instance), which its session keeps for re-identification.
+struct PeerIdentification: Sendable {
+    var app: RegisteredApp
+    var sandbox: FlatpakInspection
+}
+
 /// Maps a peer to a registered app from what the kernel says, never from what the client says:
 /// its executable (`/proc/PID/exe`), that the file at the registered path is the very file the
 /// process runs (same device and inode), and, when the registry pins one, the SHA-256 of the
@@ -73,9 +80,21 @@ public final class PeerIdentifier: Sendable {
     ///
     /// `pidfd` is the pidfd the connection took at accept (or -1: one is opened when needed).
     public func identify(_ peer: PeerCredentials, pidfd: Int32 = -1, in registry: DeviceRegistry) -> Result<RegisteredApp, RefusalMessage> {
+        identify(peer, pidfd: pidfd, in: registry, sandbox: nil).map(\.app)
+    }
+
+    /// As ``identify(_:pidfd:in:)``, also saying how the peer runs (a host app, or the verified
+    /// Flatpak instance). `sandbox` is what an earlier identification of this same connected
+    /// process found (its session's): the Flatpak claim is then not read and checked again, so a
+    /// re-identification at a policy install reads nothing in the peer's root or in the user's
+    /// runtime folder, which the user could make stall (a FUSE mount that never answers) to hold
+    /// every later install back; everything the new registry decides (the app id registered as
+    /// a Flatpak or not, the executable, the installed file, owner, pin, users) is checked again.
+    func identify(_ peer: PeerCredentials, pidfd: Int32 = -1, in registry: DeviceRegistry,
+                  sandbox known: FlatpakInspection?) -> Result<PeerIdentification, RefusalMessage> {
         let exe = executable(of: peer.pid)
         let description = PeerDescription(pid: peer.pid, uid: peer.uid, executable: exe)
-        func refuse(_ reason: RefusalReason, _ message: String) -> Result<RegisteredApp, RefusalMessage> {
+        func refuse(_ reason: RefusalReason, _ message: String) -> Result<PeerIdentification, RefusalMessage> {
             .failure(RefusalMessage(reason: reason, message: message, peer: description))
         }
         guard let exe else {
@@ -87,7 +106,8 @@ public final class PeerIdentifier: Sendable {
         let app: RegisteredApp
         /// The host path of the file the process must run.
         let registeredFile: String
-        switch FlatpakInspector(procRoot: procRoot, settings: flatpak).inspect(pid: peer.pid, uid: peer.uid, pidfd: pidfd) {
+        let sandbox = known ?? FlatpakInspector(procRoot: procRoot, settings: flatpak).inspect(pid: peer.pid, uid: peer.uid, pidfd: pidfd)
+        switch sandbox {
         case .refused(let reason):
             return refuse(.flatpakUnverified, reason + "; it gets no keys and no policy")
         case .verified(let instance):
@@ -141,7 +161,7 @@ public final class PeerIdentifier: Sendable {
         guard app.isAppConnect, app.policy != nil else {
             return refuse(.notAppConnect, "\(exe) is registered as \(app.id), which does not link the library: it has no policy and gets no keys")
         }
-        return .success(app)
+        return .success(PeerIdentification(app: app, sandbox: sandbox))
     }
 
     /// The host path of `executable` (a path under `/app/`) in the installed app `instance`
@@ -169,6 +189,22 @@ public final class PeerIdentifier: Sendable {
         defer { free(resolved) }
         guard String(cString: resolved) == file else {
             return .failure(FlatpakRefusal("the path \(file) in the installed app goes through a symbolic link"))
+        }
+        // Every folder from the installation down to the file's: whoever can write one of them
+        // can put another root-owned file at the app's path (another app's folder renamed, a
+        // hard link), since the app path is the claim's to choose within the app's folder.
+        var folderPath = installation
+        var chain = [installation]
+        for part in file.dropFirst(installation.count + 1).split(separator: "/").dropLast() {
+            folderPath += "/" + part
+            chain.append(folderPath)
+        }
+        for path in chain {
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
+                  info.st_uid == 0 || info.st_uid == me, (info.st_mode & 0o022) == 0 else {
+                return .failure(FlatpakRefusal("the installation's folder \(path) is not a folder of root or the agent's user that nobody else can write (fix its owner and mode, or reinstall the app)"))
+            }
         }
         return .success(file)
     }

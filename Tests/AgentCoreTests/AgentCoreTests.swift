@@ -292,6 +292,33 @@ struct AgentCoreTests {
         #expect(core.status().connectedApps.isEmpty)
     }
 
+    @Test("Attack: a device policy installed while a process is being identified (a new pin, other users) does not admit it under the old rules")
+    func policyChangedDuringIdentification() async throws {
+        let world = try CoreFixture()
+        let core = try world.makeCore()
+        for change in ["pin", "users"] {
+            var apps = world.standardApps()
+            if change == "pin" { apps[0].sha256 = String(repeating: "0", count: 64) } else { apps[0].users = [geteuid() &+ 4242] }
+            let changed = world.document(apps)
+            let installed = Locked<Bool>(false)
+            let connection = RecordingConnection()
+            // identify() passed under the standard device; the admin's install lands before the
+            // session is registered (the server's last check runs in that gap), so the install's
+            // re-identification of live sessions does not see this one.
+            core.admitApp(peer: try world.peer(1101, running: world.notes), connection: connection) { _ in
+                let ok = core.setPolicy(changed).ok
+                installed.withLock { $0 = ok }
+                return nil
+            }
+            #expect(installed.withLock { $0 }, "\(change)")
+            #expect(connection.session == nil, "\(change): admitted under the rules the new device replaced: \(connection.events)")
+            #expect(await eventually { connection.isClosed }, "\(change)")
+            #expect(try connection.decoded(.refused, as: RefusalMessage.self).first?.reason == .unregistered, "\(change)")
+            #expect(core.status().connectedApps.isEmpty, "\(change)")
+            #expect(core.setPolicy(world.document(world.standardApps())).ok)
+        }
+    }
+
     @Test("A reload or set-policy with a bad document changes nothing: same push, same key, no frames, audited")
     func badPolicyChangesNothing() async throws {
         let world = try CoreFixture()

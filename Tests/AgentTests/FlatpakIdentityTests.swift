@@ -222,6 +222,134 @@ struct FlatpakIdentityTests {
         #expect(s.h.wait { !s.refusals("unregistered").isEmpty })
     }
 
+    @Test("Attack: a FUSE file system that never answers, mounted over a connected app's instance record, does not hold policy installs back (a revocation still lands)")
+    func stalledRecordDoesNotBlockInstalls() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        try s.writeRecord(info: info)
+        let watch = try s.start(["watch", "--seconds", "60"], infoFile: .data(info), name: "watch")
+        defer { s.h.stop(watch.process) }
+        func events(_ name: String) -> Int { s.h.jsonLines(watch.output).filter { $0["event"] as? String == name }.count }
+        #expect(s.h.wait(15) { events("keys") >= 1 }, "\(s.agentLog)")
+        // The user's own runtime folder is the user's: fusermount lets them mount a FUSE file
+        // system over the instance folder (root stands in for fusermount here). This one never
+        // answers (FUSE_INIT is never read), so every lookup, stat or open in it waits forever.
+        let fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC)
+        try #require(fuse >= 0, "no /dev/fuse")
+        var fuseOpen = true
+        defer {
+            // Closing the device aborts the file system: whatever still waits on it fails.
+            if fuseOpen { close(fuse) }
+            umount2(s.record, Int32(MNT_DETACH))
+        }
+        try #require(mount("sharebroker-stall", s.record, "fuse", 0, "fd=\(fuse),rootmode=40000,user_id=0,group_id=0") == 0,
+                     "mounting FUSE failed: \(String(cString: strerror(errno)))")
+        // The same document again: the push reaches the app (its re-identification does not
+        // read the record it verified at connect).
+        let pushes = events("policy")
+        s.h.reloadAgent()
+        #expect(s.h.wait(15) { events("policy") > pushes }, "the policy install stalled on the FUSE mount: \(s.h.jsonLines(watch.output))")
+        // A revocation (the id now registered as a host app) lands too: keys dropped.
+        let device = """
+            {"format": "sharebroker.device", "version": 1, "apps": [
+              {"id": "\(Self.appID)", "executable": "/app/bin/acme-notes", "appConnect": true, "policy": \(AgentHarness.secureCopyPolicy)}
+            ]}
+            """
+        try device.write(toFile: s.h.policyPath, atomically: true, encoding: .utf8)
+        s.h.reloadAgent()
+        #expect(s.h.wait(15) { events("keysDropped") >= 1 }, "the revocation stalled on the FUSE mount: \(s.h.jsonLines(watch.output))")
+        close(fuse)
+        fuseOpen = false
+    }
+
+    @Test("Attack: a folder of the trusted installation that others can write (above or below the app's own folder) is not trusted: its app is refused")
+    func writableInstallationFolder() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        try s.writeRecord(info: info)
+        // Whoever can write such a folder can rename another app's folder (or a hard link of
+        // another root-owned binary) into the app's path: the app's own files are not its own.
+        for folder in [s.installation + "/app", s.installation + "/app/\(Self.appID)/x86_64", s.appPath + "/bin"] {
+            #expect(chmod(folder, 0o777) == 0)
+            let refused = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+            #expect(refused.status == 77, "\(folder): \(refused.output) \(refused.error)")
+            #expect(refused.text.contains("flatpakUnverified") && refused.text.contains("nobody else can write"), "\(folder): \(refused.output)")
+            #expect(chmod(folder, 0o755) == 0)
+        }
+        // Owned by another user (a per-user installation, named to an agent that is not that user).
+        let bin = s.appPath + "/bin"
+        #expect(chown(bin, 65534, 65534) == 0)
+        let foreign = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(foreign.status == 77 && foreign.text.contains("nobody else can write"), "\(foreign.output) \(foreign.error)")
+        #expect(chown(bin, 0, 0) == 0)
+        let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
+    }
+
+    @Test("Attack: an instance record reached through a symbolic link (the instance folder, or its info file) is refused")
+    func linkedInstanceRecord() throws {
+        let s = try Sandbox()
+        let info = s.info()
+        // The instance folder is a link to a folder holding a record that matches.
+        let elsewhere = s.h.root + "/record-elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try info.write(toFile: elsewhere + "/info", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: s.runtimeRoot + "/\(geteuid())/.flatpak", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: s.record, withDestinationPath: elsewhere)
+        let linkedFolder = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(linkedFolder.status == 77 && linkedFolder.text.contains("flatpakUnverified"), "\(linkedFolder.output) \(linkedFolder.error)")
+        #expect(linkedFolder.text.contains("Flatpak keeps no record of that instance"), "\(linkedFolder.output)")
+        // A real folder whose info is a link to a file that matches.
+        try FileManager.default.removeItem(atPath: s.record)
+        try FileManager.default.createDirectory(atPath: s.record, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: s.record + "/info", withDestinationPath: elsewhere + "/info")
+        let linkedInfo = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(linkedInfo.status == 77 && linkedInfo.text.contains("flatpakUnverified"), "\(linkedInfo.output) \(linkedInfo.error)")
+        // The same record as plain files is accepted (the link was the only difference).
+        try FileManager.default.removeItem(atPath: s.record + "/info")
+        try s.writeRecord(info: info)
+        let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
+    }
+
+    @Test("Attack: a newline in a claim's app path (a key-file escape) or in a host executable's path does not forge a line of the agent's log")
+    func refusalCannotForgeLogLines() throws {
+        let s = try Sandbox()
+        let forgedLine = "sharebrokerd-forged: app connected app=\(Self.appID)"
+        // GKeyFile turns `\n` in a value into a newline; the app path is quoted in the refusal.
+        let forged = s.info(appPath: "/forged\\n" + forgedLine.replacingOccurrences(of: " ", with: "_"))
+        try s.writeRecord(info: forged)
+        let flatpak = try s.run(["status", "--timeout", "10000"], infoFile: .data(forged))
+        #expect(flatpak.status == 77 && flatpak.text.contains("flatpakUnverified"), "\(flatpak.output) \(flatpak.error)")
+        // A host binary whose file name holds a newline.
+        let host = s.h.root + "/bin\n" + forgedLine.replacingOccurrences(of: " ", with: "_")
+        try FileManager.default.createDirectory(atPath: host, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: host + "/notes")
+        let unregistered = try s.h.run(host + "/notes", ["status"])
+        #expect(unregistered.status == 77, "\(unregistered.output) \(unregistered.error)")
+        #expect(s.h.wait { s.agentLog.contains("reason=flatpakUnverified") && s.agentLog.contains("reason=unregistered") }, "\(s.agentLog)")
+        let lines = s.agentLog.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("sharebrokerd-forged") }, "\(s.agentLog)")
+        #expect(s.agentLog.contains("\\nsharebrokerd-forged"), "the escaped newline is in the log: \(s.agentLog)")
+    }
+
+    @Test("Attack: an app path through a symbolic link inside the trusted installation (as Flatpak's own `active` link) is refused, even to the right files")
+    func linkedAppPath() throws {
+        let s = try Sandbox()
+        // stable/active -> 0123abcd, as Flatpak lays out a deployment; the claim names the link.
+        let active = s.installation + "/app/\(Self.appID)/x86_64/stable/active"
+        try FileManager.default.createSymbolicLink(atPath: active, withDestinationPath: "0123abcd")
+        let linked = s.info(appPath: active + "/files")
+        try s.writeRecord(info: linked)
+        let refused = try s.run(["status", "--timeout", "10000"], infoFile: .data(linked))
+        #expect(refused.status == 77 && refused.text.contains("goes through a symbolic link"), "\(refused.output) \(refused.error)")
+        // The resolved path, as Flatpak writes it, is the app.
+        let info = s.info()
+        try s.writeRecord(info: info)
+        let genuine = try s.run(["status", "--timeout", "10000"], infoFile: .data(info))
+        #expect(genuine.status == 0 && genuine.text.contains("app: \(Self.appID)"), "\(genuine.output) \(genuine.error)")
+    }
+
     @Test("A Flatpak app in a real bubblewrap sandbox, with the record Flatpak writes, is identified by its app id and gets its keys")
     func sandboxedAppIsIdentified() throws {
         let s = try Sandbox()
