@@ -470,12 +470,16 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     /// Batches the agent received but could not log, with why.
     public var failedBatches: [String: String] { state.withLock { $0.failedBatches } }
 
-    /// Disconnects for good: zeroes the ring, stops reconnecting.
+    /// Disconnects for good: zeroes the ring, stops reconnecting, and detaches the broker (later
+    /// pushes reach it no more).
     public func close() {
         let (ring, fileKeys) = state.withLock { state -> (KeyRing?, FileKeyRing?) in
             state.closed = true
             state.socket?.shutdown()
             state.socket = nil
+            // Detached: the broker uses this client for keys and reports, and this client held
+            // the broker for pushes; keeping both would keep both alive forever.
+            state.broker = nil
             defer {
                 state.ring = nil
                 state.fileKeys = nil

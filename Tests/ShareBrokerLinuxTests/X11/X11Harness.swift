@@ -202,9 +202,15 @@ final class XvfbDisplay: @unchecked Sendable {
         return (child.status, output)
     }
 
-    /// Starts a tool against this display.
+    /// Starts a tool against this display, in an environment of its own: the display, a plain
+    /// PATH, and the sanitizer settings of the test run (the ASan run's LeakSanitizer
+    /// suppressions of the toolchain's own leaks, which the tools built with it need too).
     func start(_ tool: String, _ arguments: [String], input: [UInt8]? = nil) throws -> Child {
-        try Child(tool, arguments, environment: ["DISPLAY": name, "PATH": "/usr/bin:/bin"], input: input)
+        var environment = ["DISPLAY": name, "PATH": "/usr/bin:/bin"]
+        for key in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"] {
+            if let value = ProcessInfo.processInfo.environment[key] { environment[key] = value }
+        }
+        return try Child(tool, arguments, environment: environment, input: input)
     }
 
     /// `xclip -o` of `selection` and `target` (nil: xclip's default); empty when it fails.
