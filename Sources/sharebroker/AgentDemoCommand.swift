@@ -157,11 +157,11 @@ final class AgentDemo {
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try? stdin.fileHandleForWriting.close()
         let errors = DemoBox()
-        let reader = Thread { errors.data = stderr.fileHandleForReading.readDataToEndOfFile() }
+        let reader = Thread { errors.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
         reader.start()
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        while !reader.isFinished { usleep(1_000) }
+        errors.waitUntilSet()
         let output = String(decoding: out, as: UTF8.self)
         for line in output.split(separator: "\n") {
             print("  \(line)")
@@ -636,6 +636,29 @@ final class AgentDemo {
     }
 }
 
+/// What a reader thread read, handed to the thread that waits for it (a condition lock, so the
+/// hand-over is ordered for ThreadSanitizer too).
 final class DemoBox: @unchecked Sendable {
-    var data = Data()
+    private let condition = NSCondition()
+    private var value: Data?
+
+    func set(_ data: Data) {
+        condition.lock()
+        value = data
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits until ``set(_:)`` was called.
+    func waitUntilSet() {
+        condition.lock()
+        while value == nil { condition.wait() }
+        condition.unlock()
+    }
+
+    var data: Data {
+        condition.lock()
+        defer { condition.unlock() }
+        return value ?? Data()
+    }
 }
