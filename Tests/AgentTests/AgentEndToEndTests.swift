@@ -212,7 +212,7 @@ struct AgentEndToEndTests {
         #expect(h.wait { h.jsonLines(watcher.output).contains { $0["event"] as? String == "attached" } })
         // Replace the file at the registered path (a new inode), as an update or an attacker would.
         let replacement = h.root + "/notes.new"
-        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: replacement)
+        try AgentHarness.copyOfTheTool(to: replacement)
         #expect(rename(replacement, h.notes) == 0)
         h.stopAgent(signal: SIGKILL)
         try h.startAgent()

@@ -66,6 +66,22 @@ final class AgentHarness: @unchecked Sendable {
         return env
     }
 
+    /// A copy of the sharebroker binary at `path` that is its own file (another inode), made by
+    /// `cp` in a process of its own: the copy's file descriptor is never in this process, so a
+    /// child another test forks meanwhile cannot inherit it and make the exec of the copy fail
+    /// with ETXTBSY ("Text file busy").
+    static func copyOfTheTool(to path: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        let cp = Process()
+        cp.executableURL = URL(fileURLWithPath: "/bin/cp")
+        cp.arguments = [sharebroker, path]
+        try cp.run()
+        cp.waitUntilExit()
+        guard cp.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+
     /// Installs the sharebroker binary at `path` (a hard link, or a copy across file systems).
     @discardableResult
     func install(at path: String) throws -> String {

@@ -324,7 +324,7 @@ struct FlatpakIdentityTests {
         // A host binary whose file name holds a newline.
         let host = s.h.root + "/bin\n" + forgedLine.replacingOccurrences(of: " ", with: "_")
         try FileManager.default.createDirectory(atPath: host, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: host + "/notes")
+        try AgentHarness.copyOfTheTool(to: host + "/notes")
         let unregistered = try s.h.run(host + "/notes", ["status"])
         #expect(unregistered.status == 77, "\(unregistered.output) \(unregistered.error)")
         #expect(s.h.wait { s.agentLog.contains("reason=flatpakUnverified") && s.agentLog.contains("reason=unregistered") }, "\(s.agentLog)")
@@ -445,7 +445,7 @@ struct FlatpakIdentityTests {
         // The record names the trusted installation, but /app is the attacker's own copy of a binary.
         let own = s.h.root + "/own-files"
         try FileManager.default.createDirectory(atPath: own + "/bin", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: own + "/bin/acme-notes")
+        try AgentHarness.copyOfTheTool(to: own + "/bin/acme-notes")
         let info = s.info()
         try s.writeRecord(info: info)
         let copied = try s.run(["status", "--timeout", "10000"], infoFile: .data(info), app: own)
