@@ -25,7 +25,7 @@ package enum TransferRules {
     }
 
     /// Whether a document may go to `target` through `channel`.
-    @inlinable
+    @inlinable @inline(__always)
     package static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {

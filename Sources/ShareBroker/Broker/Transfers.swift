@@ -43,7 +43,7 @@ package struct HandOffRequest: Sendable, Hashable {
 extension ShareBroker {
     /// Decides an Open In without handing anything over: what ``openIn(_:target:via:)`` will do.
     /// Costs a snapshot load and a set lookup; never allocates.
-    @inlinable
+    @inlinable @inline(__always)
     public func decideOpenIn(target: String, via channel: TransferChannel) -> Decision {
         TransferRules.openIn(target: target, via: channel, in: currentSnapshot)
     }

@@ -54,7 +54,7 @@ package struct NativeMail: Sendable, Hashable {
 
     /// Whether `id` is one of the native mail ids (exact match). Compares lengths first, so the
     /// common case (any other app) costs a length load per id.
-    @inlinable
+    @inlinable @inline(__always)
     package func contains(_ id: String) -> Bool {
         let count = id.utf8.count
         for candidate in ids where candidate.utf8.count == count && candidate == id { return true }
