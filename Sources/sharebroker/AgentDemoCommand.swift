@@ -278,6 +278,7 @@ final class AgentDemo {
         check(items.first?.type == PasteboardItem.sealedType && items.contains { $0.type != PasteboardItem.sealedType }
               && !items.contains { Self.contains($0.bytes, plain) },
               "the \(clipboard.rawValue) clipboard offers the sealed item and a placeholder, not the text")
+        if clipboard == .wayland { return checkSealedWithWLPaste(secret) }
         guard clipboard == .x11, let xclip = ["/usr/bin/xclip", "/bin/xclip"].first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
         let targets = tool(xclip, ["-o", "-selection", "clipboard", "-t", "TARGETS"])
         let text = tool(xclip, ["-o", "-selection", "clipboard"])
@@ -289,6 +290,22 @@ final class AgentDemo {
         print("  \(primary)")
         check(targets.contains(SealedSet.targetName) && !text.isEmpty && !text.contains(secret) && !primary.contains(secret),
               "xclip reads the sealed target and the placeholder, never the text")
+    }
+
+    /// On Wayland, what `wl-paste` (wl-clipboard, when installed) reads: the types, the clipboard
+    /// and the primary selection.
+    func checkSealedWithWLPaste(_ secret: String) {
+        guard let wlPaste = ["/usr/bin/wl-paste", "/bin/wl-paste"].first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
+        let types = tool(wlPaste, ["--list-types"])
+        let text = tool(wlPaste, ["--no-newline"])
+        let primary = tool(wlPaste, ["--no-newline", "--primary"])
+        print("$ wl-paste --list-types")
+        for name in types.split(separator: "\n") { print("  \(name)") }
+        print("$ wl-paste --no-newline; wl-paste --no-newline --primary")
+        print("  \(text)")
+        print("  \(primary)")
+        check(types.contains(SealedSet.targetName) && !text.isEmpty && !text.contains(secret) && !primary.contains(secret),
+              "wl-paste reads the sealed type and the placeholder, never the text")
     }
 
     /// What a desktop clipboard offers now, read through the display (not this process's own copy).

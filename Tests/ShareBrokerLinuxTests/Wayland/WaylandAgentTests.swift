@@ -84,4 +84,32 @@ struct WaylandAgentTests {
         #expect(copier.wait(timeout: .seconds(5)) && copier.status == 0, "the copier exits once another app copied")
         #expect(try run(viewer, ["paste"]).output == Array("after".utf8))
     }
+
+    @Test("agent-demo --pasteboard wayland plays every step through the Wayland clipboard and leaves nothing on it")
+    func agentDemoOnWayland() throws {
+        guard let tool = sharebrokerTool, sharebrokerdTool != nil else { return }
+        let sway = try SwayHeadless()
+        defer { sway.stop() }
+        let demo = try sway.start(tool, ["agent-demo", "--pasteboard", "wayland"])
+        let bytes = demo.readAll(until: .now + .seconds(150))
+        guard demo.wait(timeout: .seconds(10)) else {
+            demo.kill()
+            Issue.record("agent-demo did not finish: \(String(decoding: bytes, as: UTF8.self).suffix(3000))")
+            return
+        }
+        let output = String(decoding: bytes, as: UTF8.self)
+        #expect(demo.status == 0, "\(output.suffix(3000))")
+        #expect(output.contains("Clipboard: wayland, the compositor at \(sway.display)"))
+        #expect(output.contains("[serving the wayland clipboard in the background"), "the copies serve the Wayland clipboard")
+        #expect(output.contains("ok: the wayland clipboard offers the sealed item and a placeholder, not the text"))
+        #expect(output.contains("ok: wl-paste reads the sealed type and the placeholder, never the text"))
+        #expect(output.contains("ok: the viewer reads the notes app's SecureCopy item"))
+        #expect(output.contains("ok: the unmanaged process reads the placeholder, not the text"))
+        #expect(output.contains("ok: the pasteboard kept exactly what it had"))
+        #expect(!output.contains("NOT OK"))
+        #expect(output.contains("Every step answered as expected."))
+        // Every copy that served the clipboard is gone with the demo: nothing is offered any more.
+        #expect(try sway.pasted().isEmpty, "no process of the demo still serves the clipboard")
+        #expect(try sway.pasted(["--primary"]).isEmpty, "nor the primary selection")
+    }
 }
