@@ -130,9 +130,10 @@ public final class PolicySimulator {
         } catch {
             throw SimulatorError("secure services could not start: \(error)")
         }
-        let broker = ShareBroker(appID: appID, manifest: manifest, device: device,
+        let broker = ShareBroker(appID: appID, device: device,
                                  platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink,
-                                                    pasteboard: pasteboard, secureServices: custodian))
+                                                    pasteboard: pasteboard, secureServices: custodian),
+                                 configuration: ShareBroker.Configuration(manifest: manifest))
         let app = SimulatedApp(implements: implements)
         let clock = ManualBootClock()
         do {

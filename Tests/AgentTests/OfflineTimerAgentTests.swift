@@ -41,7 +41,7 @@ struct OfflineTimerAgentTests {
         let delegate = Delegate()
         let app = try ManagedApp.attach(ManagedApp.Configuration(
             socketPath: h.socket, pasteboard: .file(path: h.root + "/pasteboard"), outbox: InMemoryOutbox(),
-            offlineStateDirectory: state),
+            broker: ShareBroker.Configuration(stateDirectory: state)),
             delegate: delegate)
         defer { app.close() }
         #expect(h.wait { app.broker.currentSnapshot.secureServices == .available })

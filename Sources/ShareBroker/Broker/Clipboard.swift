@@ -275,7 +275,7 @@ extension ShareBroker {
     ///
     /// A sealed item is refused, and the refusal reported as a blocked paste, when it was sealed
     /// under a retired key after the key's retirement (rule `sealedItemForged`: a deauthorized
-    /// app that kept its key), or is older than ``ShareBroker/sealedItemMaximumAge`` (rule
+    /// app that kept its key), or is older than ``ShareBroker/Configuration/sealedItemMaximumAge`` (rule
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
     /// (`sealedItemFromTheFuture`).
     public func pasteWithOrigin() -> PastedItem? {

@@ -19,6 +19,11 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
     /// operation, the path and the fix (make the folder writable, or free space).
     case offlineTimers(reason: String)
 
+    /// ``ShareBroker/secureFiles(directory:maximumFileSize:)`` was asked for a folder that
+    /// ``ShareBroker/Configuration/secureFileDirectories`` does not name. Add it to the
+    /// configuration, so that a retire erases it.
+    case secureFileDirectoryNotConfigured(String)
+
     // MARK: Transfers
 
     /// The hand-over could not be written (``ShareBroker/openIn(_:target:via:)``); nothing was
@@ -66,6 +71,9 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
         case .alreadyStarted: "the library was already started; call start(delegate:) once per process"
         case .notReady: "no policy has arrived yet; wait for appConnectIsReady before reading policies"
         case .offlineTimers(let reason): "the offline timers could not record the confirmation: \(reason)"
+        case .secureFileDirectoryNotConfigured(let folder):
+            "'\(folder)' is not one of the configuration's secure-file folders; add it to "
+                + "ShareBroker.Configuration.secureFileDirectories, so that a retire erases it"
         case .outbox(let e): e.description
         case .missingScheme: URLRequestError.missingScheme.description
         case .webScheme(let scheme): URLRequestError.webScheme(scheme).description

@@ -4,7 +4,9 @@ import Logging
 /// delegate callbacks and acknowledgments. It is the only writer of snapshots.
 struct LifecycleState: ~Copyable {
     var started = false
-    var erasers: [any SensitiveDataEraser] = []
+    /// The configuration's erasers (and, for the C interface's attached brokers only, those
+    /// added after start: ``ShareBroker/addEraserAfterStart(_:)``).
+    var erasers: [any SensitiveDataEraser]
 }
 
 extension ShareBroker {
@@ -92,12 +94,11 @@ extension ShareBroker {
         try swap { $0.with(identity: identity) }
     }
 
-    /// Registers a holder of sensitive data that a retire must erase.
-    ///
-    /// Register every eraser before ``start(delegate:)``: a retire interrupted by a crash is
-    /// finished inside the next `start`, with the erasers registered at that moment; a step of
-    /// the journal whose eraser is not registered by then is reported as not wiped.
-    public func registerEraser(_ eraser: any SensitiveDataEraser) {
+    /// Adds an eraser to a broker that was started already, for the C interface's
+    /// `sb_broker_register_eraser` on brokers from `sb_broker_attach` (which starts them): later
+    /// retires run it, but a retire a crash interrupted was finished at start without it. Swift
+    /// apps give their erasers in ``Configuration/erasers``.
+    package func addEraserAfterStart(_ eraser: any SensitiveDataEraser) {
         lifecycle.withLock { $0.erasers.append(eraser) }
     }
 

@@ -160,7 +160,7 @@ struct PasteboardWriteAcrossRestartsTests {
         var platform = try Platform.embedded(entitling: "com.acme.notes")
         platform.pasteboard = pasteboard
         let broker = ShareBroker(appID: "com.acme.notes", platform: platform,
-                                 stateDirectory: folder + "/state")
+                                 configuration: ShareBroker.Configuration(stateDirectory: folder + "/state"))
         let delegate = ApplyingDelegate()
         try broker.start(delegate: delegate)
         try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: .authorized))

@@ -115,12 +115,11 @@ struct LifecycleTests {
                 erased = true
             }
         }
-        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, openIn: .authorized, pasteboard: .authorized,
-                                                      print: .authorized, config: ["secret": "s3cr3t"]))
         let keys = Eraser("keys")
         let stuck = Eraser("files", fails: true)
-        fixture.broker.registerEraser(keys)
-        fixture.broker.registerEraser(stuck)
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, openIn: .authorized, pasteboard: .authorized,
+                                                      print: .authorized, config: ["secret": "s3cr3t"]),
+                                  configuration: ShareBroker.Configuration(erasers: [keys, stuck]))
         let outcome = try fixture.broker.apply(PolicyUpdate(auth: .retired, authMessage: "Retired by admin", openIn: .authorized))
         #expect(outcome.wiped)
         #expect(outcome.changes == [.auth])

@@ -43,7 +43,7 @@ struct LoggingTests {
 
     func broker(_ log: CapturingLog) throws -> (ShareBroker, RecordingDelegate) {
         let broker = ShareBroker(appID: "com.acme.notes", platform: try .embedded(entitling: "com.acme.notes"),
-                                 logger: log.logger)
+                                 configuration: ShareBroker.Configuration(logger: log.logger))
         let delegate = RecordingDelegate()
         try broker.start(delegate: delegate)
         return (broker, delegate)
