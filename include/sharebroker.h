@@ -223,7 +223,8 @@ const char *sb_rule_name(int32_t rule);
  * state to SB_POLICY_STATE_APPLIED and message to "" before the call and reads it after; the
  * storage is the library's and valid only during the call. An unknown state is reported to the
  * server as SB_POLICY_STATE_ERROR saying so; an authorization change may not be answered
- * SB_POLICY_STATE_UNSUPPORTED (reported as an error, as in Swift). */
+ * SB_POLICY_STATE_UNSUPPORTED (reported as an error, as in Swift). The message is reported with
+ * SB_POLICY_STATE_ERROR (why it failed); with the other states it is not used. */
 typedef struct sb_acknowledgment {
     int32_t state;                     /* SB_POLICY_STATE_* */
     char message[SB_ACK_MESSAGE_MAX];  /* NUL-terminated UTF-8 (invalid bytes are replaced) */

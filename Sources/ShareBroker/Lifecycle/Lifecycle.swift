@@ -166,11 +166,11 @@ extension ShareBroker {
     /// "unsupported" is not allowed: it is reported as an error that says so.
     private func report(_ kind: AcknowledgedKind, _ answer: Acknowledgment, generation: UInt64) -> AcknowledgmentRecord {
         var answer = answer
-        if kind == .auth && answer.state == .unsupported {
+        if kind == .auth && answer == .unsupported {
             logger.error("the app answered an authorization change with 'unsupported', which is not allowed; reported as error")
             answer = .error("authorization changes cannot be answered unsupported; every app must handle them")
         }
-        let record = AcknowledgmentRecord(kind: kind, state: answer.state, message: answer.message, generation: generation)
+        let record = AcknowledgmentRecord(kind: kind, acknowledgment: answer, generation: generation)
         platform.reportSink.acknowledged(record)
         return record
     }
