@@ -126,7 +126,7 @@ public func sb_open_in(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, 
             } catch {
                 freeZeroed(result)
                 switch error {
-                case .outbox(.invalidName): throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
+                case .invalidDocumentName: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 default: throw CFailure(SB_ERR_TRANSFER, "\(error)")
                 }
             }
@@ -165,7 +165,7 @@ public func sb_open_url(_ handle: OpaquePointer?, _ url: UnsafePointer<CChar>?,
             } catch {
                 freeZeroed(result)
                 switch error {
-                case .outbox: throw CFailure(SB_ERR_TRANSFER, "\(error)")
+                case .invalidDocumentName, .handOverWriteFailed, .handOffFailed: throw CFailure(SB_ERR_TRANSFER, "\(error)")
                 default: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 }
             }

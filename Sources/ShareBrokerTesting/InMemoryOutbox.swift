@@ -7,7 +7,7 @@ public final class InMemoryOutbox: Outbox {
     /// Creates an empty outbox.
     public init() {}
 
-    public func handOver(name: String, bytes: [UInt8]) throws(OutboxError) -> HandedOverFile {
+    public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> HandedOverFile {
         try Self.validate(name: name)
         let index = files.withLock { files in
             files.append((name, bytes))

@@ -500,7 +500,7 @@ struct AgentClientInProcessTests {
         let refused = try broker.copy(.text("must not be written"))
         #expect(refused.action == .blocked)
         #expect(pasteboard.read() == before)
-        #expect(throws: SecureServicesError.unavailable) { try client.keyRing(for: welcome.app) }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try client.keyRing(for: welcome.app) }
         try pasteboard.write([.text("plain")])
         #expect(broker.paste()?.bytes == Array("plain".utf8))
 

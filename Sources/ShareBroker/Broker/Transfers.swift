@@ -56,7 +56,7 @@ extension ShareBroker {
     public func openIn(_ document: OutboundDocument, target: String,
                        via channel: TransferChannel = .documentInteraction) throws(ShareBrokerError) -> TransferResult {
         let outbox = platform.outbox
-        return try openIn(documentNamed: document.name, target: target, via: channel) { request throws(OutboxError) in
+        return try openIn(documentNamed: document.name, target: target, via: channel) { request throws(ShareBrokerError) in
             try outbox.handOver(name: request.name, bytes: request.delivers ? document.bytes : DummyFile.contents)
         }
     }
@@ -66,28 +66,20 @@ extension ShareBroker {
     /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
     /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.
     package func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
-                       handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(ShareBrokerError) -> TransferResult {
-        do {
-            try HandOverName.validate(name)
-        } catch {
-            throw .outbox(error)
-        }
+                       handOff: (HandOffRequest) throws(ShareBrokerError) -> HandedOverFile) throws(ShareBrokerError) -> TransferResult {
+        try HandOverName.validate(name)
         let snapshot = currentSnapshot
         let decision = TransferRules.openIn(target: target, via: channel, in: snapshot)
-        do {
-            if decision.allowed {
-                let file = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
-                                                      decision: decision))
-                return TransferResult(file: file, decision: decision)
-            }
-            let file = try handOff(HandOffRequest(name: DummyFile.mangledName(), delivers: false, target: target,
-                                                  channel: channel, decision: decision))
-            blocked("openIn", target: target, decision: decision, snapshot: snapshot)
-            if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
+        if decision.allowed {
+            let file = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
+                                                  decision: decision))
             return TransferResult(file: file, decision: decision)
-        } catch {
-            throw .outbox(error)
         }
+        let file = try handOff(HandOffRequest(name: DummyFile.mangledName(), delivers: false, target: target,
+                                              channel: channel, decision: decision))
+        blocked("openIn", target: target, decision: decision, snapshot: snapshot)
+        if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
+        return TransferResult(file: file, decision: decision)
     }
 
     /// Opens a URL in another app, if the policy allows: custom schemes follow the Open In policy

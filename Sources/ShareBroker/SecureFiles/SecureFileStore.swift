@@ -352,11 +352,9 @@ enum SecureFileAccess: Sendable {
         return ring
     }
 
-    private static func noKeys(_ error: SecureServicesError) -> SecureFileError {
-        switch error {
-        case .unavailable: .noKeys(.secureServicesUnavailable)
-        case .notEntitled: .noKeys(.notEntitled)
-        }
+    private static func noKeys(_ error: ShareBrokerError) -> SecureFileError {
+        if case .notEntitled = error { return .noKeys(.notEntitled) }
+        return .noKeys(.secureServicesUnavailable)
     }
 
     /// Checks, on every read and write, that the user may still reach sensitive data.

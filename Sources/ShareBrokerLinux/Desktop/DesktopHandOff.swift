@@ -90,7 +90,7 @@ public final class DesktopHandOff: Sendable {
         var failure: DesktopHandOffError?
         var started: String?
         do {
-            let transfer = try broker.openIn(documentNamed: name, target: reported, via: channel) { request throws(OutboxError) in
+            let transfer = try broker.openIn(documentNamed: name, target: reported, via: channel) { request throws(ShareBrokerError) in
                 do throws(DesktopHandOffError) {
                     if request.decision.rule == .activitySheetUnderWhitelist {
                         // The user would pick the app after the decision: under a whitelist no

@@ -100,7 +100,7 @@ struct CopyTests {
         let viewerRing = try fixture.custodian.keyRing(for: "com.acme.viewer")
         #expect(PasteboardReader.readable(items, keyRing: viewerRing) == PasteboardItem(type: "public.png", bytes: [0x89, 0x50, 0x4E, 0x47, 1, 2, 3]))
         #expect(PasteboardReader.readable(items, keyRing: nil) == nil)
-        #expect(throws: SecureServicesError.notEntitled("org.example.sheets")) {
+        #expect(throws: ShareBrokerError.notEntitled("org.example.sheets")) {
             try fixture.custodian.keyRing(for: "org.example.sheets")
         }
         let stranger = try KeyRing.generate()
@@ -116,7 +116,7 @@ struct CopyTests {
         #expect(outcome.wiped)
         #expect(fixture.pasteboard.read().items.isEmpty)
         #expect(fixture.sink.wipeReports.last?.erased.contains("sharebroker.pasteboard") == true)
-        #expect(throws: SecureServicesError.notEntitled("com.acme.notes")) {
+        #expect(throws: ShareBrokerError.notEntitled("com.acme.notes")) {
             try fixture.custodian.keyRing(for: "com.acme.notes")
         }
         #expect(fixture.broker.paste() == nil)

@@ -102,7 +102,7 @@ struct OpenInMatrixTests {
     func hostileDocumentNames() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, openIn: .authorized))
         for name in ["../etc/passwd", "a/b", "", ".", "..", "x\0y"] {
-            #expect(throws: ShareBrokerError.outbox(.invalidName)) {
+            #expect(throws: ShareBrokerError.invalidDocumentName) {
                 try fixture.broker.openIn(OutboundDocument(name: name, bytes: [1, 2, 3]), target: Self.viewer)
             }
         }

@@ -221,14 +221,14 @@ struct SecureFilePerAppKeyTests {
         let b = try apps.custodian.fileKeys(for: "com.acme.b")
         #expect(Set(a.keyIDs).isDisjoint(with: b.keyIDs))
         #expect(try apps.custodian.fileKeys(for: "com.acme.a") === a)
-        #expect(throws: SecureServicesError.notEntitled("com.acme.c")) { try apps.custodian.fileKeys(for: "com.acme.c") }
+        #expect(throws: ShareBrokerError.notEntitled("com.acme.c")) { try apps.custodian.fileKeys(for: "com.acme.c") }
         apps.custodian.setAvailable(false)
-        #expect(throws: SecureServicesError.unavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
         apps.custodian.setAvailable(true)
         #expect(a.description.contains("FileKeyRing("))
         apps.custodian.wipe()
         #expect(a.isWiped)
         #expect(b.isWiped)
-        #expect(throws: SecureServicesError.unavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
     }
 }
