@@ -133,7 +133,9 @@ public final class PolicySimulator {
         let broker = ShareBroker(appID: appID, device: device,
                                  platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink,
                                                     pasteboard: pasteboard, secureServices: custodian),
-                                 configuration: ShareBroker.Configuration(manifest: manifest))
+                                 configuration: ShareBroker.Configuration(
+                                    disableSchemeBlocking: manifest.disableSchemeBlocking,
+                                    treatAllWebViewsAsUnmanaged: manifest.treatAllWebViewsAsUnmanaged))
         let app = SimulatedApp(implements: implements)
         let clock = ManualBootClock()
         do {
@@ -270,7 +272,7 @@ public final class PolicySimulator {
         let title = try f.requiredString("title")
         let body = try f.string("body")
         w.app.begin()
-        let content = w.broker.notification(title: title, body: body)
+        let content = w.broker.notificationContent(title: title, body: body)
         let outcome: String
         switch content.decision.action {
         case .post: outcome = "posted"

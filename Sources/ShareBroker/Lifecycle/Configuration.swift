@@ -21,8 +21,13 @@ extension ShareBroker {
     /// in a retire reads the hierarchy, so no ordering rule depends on it; the configuration's
     /// ``webViews`` only lets the screens known at launch be declared before the broker exists.
     public struct Configuration: Sendable {
-        /// The app's static settings.
-        public var manifest: AppManifest
+        /// `MI_AC_DISABLE_SCHEME_BLOCKING` (AppConnect's Info.plist): a `mailto:` URL opens native
+        /// mail even when Open In blocks it. Default `false`, the blocking behaviour.
+        public var disableSchemeBlocking: Bool
+        /// `TreatAllWebViewsAsUnmanaged` (AppConnect's Info.plist, Intune's `IntuneMAMSettings`):
+        /// a web view with no policy of its own, on the way to the root, counts as unmanaged.
+        /// Default `false`, the managed behaviour.
+        public var treatAllWebViewsAsUnmanaged: Bool
         /// A folder of the app's own that survives restarts, where the library keeps what a crash
         /// must not lose: the journal of a retire in progress (finished by the next
         /// ``ShareBroker/start(delegate:)``) and the record of the app's last pasteboard write (so
@@ -51,17 +56,28 @@ extension ShareBroker {
         public var logger: Logger
 
         /// A configuration; every field has a default (no state folder: a retire runs unjournaled).
-        public init(manifest: AppManifest = AppManifest(), stateDirectory: String? = nil,
+        public init(disableSchemeBlocking: Bool = false, treatAllWebViewsAsUnmanaged: Bool = false,
+                    stateDirectory: String? = nil,
                     erasers: [any SensitiveDataEraser] = [], secureFileDirectories: [String] = [],
                     sealedItemMaximumAge: UInt64 = 86_400,
                     webViews: WebViewHierarchy = WebViewHierarchy(), logger: Logger = Logger(label: "sharebroker")) {
-            self.manifest = manifest
+            self.disableSchemeBlocking = disableSchemeBlocking
+            self.treatAllWebViewsAsUnmanaged = treatAllWebViewsAsUnmanaged
             self.stateDirectory = stateDirectory
             self.erasers = erasers
             self.secureFileDirectories = secureFileDirectories
             self.sealedItemMaximumAge = sealedItemMaximumAge
             self.webViews = webViews
             self.logger = logger
+        }
+
+        /// The two static settings as the snapshot keeps them.
+        package var manifest: AppManifest {
+            get { AppManifest(disableSchemeBlocking: disableSchemeBlocking, treatAllWebViewsAsUnmanaged: treatAllWebViewsAsUnmanaged) }
+            set {
+                disableSchemeBlocking = newValue.disableSchemeBlocking
+                treatAllWebViewsAsUnmanaged = newValue.treatAllWebViewsAsUnmanaged
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ public final class ManagedApp: Sendable {
         /// How allowed URLs open (default: the desktop's scheme handlers through GIO).
         public var urlOpener: (any URLOpener)?
         /// What the broker must have before it starts: the app's erasers, its secure-file
-        /// folders, the sealed items' maximum age, web views, the logger, the manifest. Its
+        /// folders, the sealed items' maximum age, web views, the logger, the static settings. Its
         /// `stateDirectory` is the app's state folder, which only this user can read and which
         /// survives logouts and reboots: the wipe journal, the record of the app's last
         /// pasteboard write, and the offline timers' last confirmation (`nil`, the default:
