@@ -132,8 +132,8 @@ public func sb_open_in(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, 
             }
             result.pointee.outcome = transfer.delivered ? SB_TRANSFER_DELIVERED : SB_TRANSFER_DUMMY
             result.pointee.decision = transfer.decision.c
-            result.pointee.path = cString(transfer.file.path)
-            result.pointee.name = cString(transfer.file.name)
+            result.pointee.path = cString(transfer.path)
+            result.pointee.name = cString(transfer.name)
             guard result.pointee.path != nil, result.pointee.name != nil else {
                 sb_transfer_result_free(result)
                 throw outOfMemory

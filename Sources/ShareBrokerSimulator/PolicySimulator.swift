@@ -442,7 +442,7 @@ public final class PolicySimulator {
         } catch {
             throw SimulatorError("field 'document': \(error)")
         }
-        return [("outcome", .string(result.delivered ? "delivered" : "dummy")), ("path", .string(result.file.path)),
+        return [("outcome", .string(result.delivered ? "delivered" : "dummy")), ("path", .string(result.path)),
                 ("notifications", .array(w.app.notifications.map(JSON.string))),
                 ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
     }

@@ -114,7 +114,7 @@ struct OpenInCommand: ParsableCommand {
             }
         }
         let confirmed = session.confirm(host)
-        HostIO.out(result.transfer.file.path)
+        HostIO.out(result.transfer.path)
         let who = result.started ?? target
         if result.transfer.delivered {
             HostIO.error("delivered to \(who), started with a private copy (\(result.transfer.decision.rule.rawValue))")
@@ -156,7 +156,7 @@ struct OpenInCommand: ParsableCommand {
             throw ExitCode(HostExit.ioError)
         }
         let confirmed = session.confirm(host)
-        HostIO.out(result.file.path)
+        HostIO.out(result.path)
         if result.delivered {
             HostIO.error("delivered to \(target) (\(result.decision.rule.rawValue))")
         } else {

@@ -19,8 +19,11 @@ public struct TransferResult: Sendable, Hashable {
     /// Whether the target got the document, with its original name and bytes (the decision
     /// allowed it); `false`: it got a dummy, an empty file with a mangled name.
     public var delivered: Bool { decision.allowed }
-    /// The file handed over.
-    public var file: HandedOverFile
+    /// Where the receiving app finds the file handed over (absolute; empty when nothing was
+    /// written, e.g. an activity sheet under a whitelist).
+    public var path: String
+    /// The file name the receiving app sees: the document's, or the dummy's mangled one.
+    public var name: String
     /// The decision and its rule.
     public var decision: Decision
 }
@@ -66,20 +69,21 @@ extension ShareBroker {
     /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
     /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.
     package func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
-                       handOff: (HandOffRequest) throws(ShareBrokerError) -> HandedOverFile) throws(ShareBrokerError) -> TransferResult {
+                       handOff: (HandOffRequest) throws(ShareBrokerError) -> String) throws(ShareBrokerError) -> TransferResult {
         try HandOverName.validate(name)
         let snapshot = currentSnapshot
         let decision = TransferRules.openIn(target: target, via: channel, in: snapshot)
         if decision.allowed {
-            let file = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
+            let path = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
                                                   decision: decision))
-            return TransferResult(file: file, decision: decision)
+            return TransferResult(path: path, name: name, decision: decision)
         }
-        let file = try handOff(HandOffRequest(name: DummyFile.mangledName(), delivers: false, target: target,
+        let dummyName = DummyFile.mangledName()
+        let path = try handOff(HandOffRequest(name: dummyName, delivers: false, target: target,
                                               channel: channel, decision: decision))
         blocked("openIn", target: target, decision: decision, snapshot: snapshot)
         if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
-        return TransferResult(file: file, decision: decision)
+        return TransferResult(path: path, name: dummyName, decision: decision)
     }
 
     /// Opens a URL in another app, if the policy allows: custom schemes follow the Open In policy

@@ -1,26 +1,12 @@
-/// A file handed over to another app.
-public struct HandedOverFile: Sendable, Hashable {
-    /// Where the receiving app finds it (absolute).
-    public var path: String
-    /// The file name the receiving app sees.
-    public var name: String
-
-    /// Creates a description of a handed-over file: for ``Outbox`` implementations outside the
-    /// library (a host's real hand-over, a benchmark's discarding outbox).
-    public init(path: String, name: String) {
-        self.path = path
-        self.name = name
-    }
-}
-
 /// Where files handed to other apps go: the platform's stand-in for the Open In hand-over.
 public protocol Outbox: Sendable {
-    /// Writes `bytes` under `name` where the receiving app will find them.
+    /// Writes `bytes` under `name` where the receiving app will find them, and answers the
+    /// file's path there (absolute).
     ///
     /// - Throws: ``ShareBrokerError/invalidDocumentName``,
     ///   ``ShareBrokerError/handOverWriteFailed(path:errno:)``,
     ///   ``ShareBrokerError/handOffFailed(reason:)``.
-    func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> HandedOverFile
+    func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String
 }
 
 extension Outbox {

@@ -95,7 +95,7 @@ public final class DesktopHandOff: Sendable {
                     if request.decision.rule == .activitySheetUnderWhitelist {
                         // The user would pick the app after the decision: under a whitelist no
                         // app may get even the dummy's arrival. Nothing is written or started.
-                        return HandedOverFile(path: "", name: request.name)
+                        return ""
                     }
                     let entry: DesktopEntry
                     if let known { entry = known } else { entry = try pickedEntry(forDocumentNamed: name) }
@@ -115,7 +115,7 @@ public final class DesktopHandOff: Sendable {
                         PrivateCopy.discard(file: file, folder: folder)
                         throw error
                     }
-                    return HandedOverFile(path: file, name: request.name)
+                    return file
                 } catch {
                     failure = error
                     throw .handOffFailed(reason: error.description)

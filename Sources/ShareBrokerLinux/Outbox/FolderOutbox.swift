@@ -31,7 +31,7 @@ public final class FolderOutbox: Outbox {
         try self.init(directory: base)
     }
 
-    public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> HandedOverFile {
+    public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {
         try Self.validate(name: name)
         let slot = counter.add(1, ordering: .relaxed).newValue
         let folder = directory + "/\(slot)"
@@ -49,6 +49,6 @@ public final class FolderOutbox: Outbox {
             unlink(path)
             throw .handOverWriteFailed(path: path, errno: failure.code)
         }
-        return HandedOverFile(path: path, name: name)
+        return path
     }
 }

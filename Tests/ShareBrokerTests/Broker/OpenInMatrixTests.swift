@@ -64,14 +64,14 @@ struct OpenInMatrixTests {
                 let result = try fixture.broker.openIn(document, target: target, via: channel)
                 if expected {
                     #expect(result.delivered, "\(situation) \(channel) \(target)")
-                    #expect(result.file.name == document.name)
+                    #expect(result.name == document.name)
                     #expect(fixture.outbox.handedOver.last?.bytes == document.bytes)
                     #expect(fixture.delegate.calls.isEmpty)
                     #expect(fixture.sink.blockedAttempts.count == before)
                 } else {
                     #expect(!result.delivered, "\(situation) \(channel) \(target)")
-                    #expect(result.file.name != document.name)
-                    #expect(result.file.name.hasSuffix("." + DummyFile.fileExtension))
+                    #expect(result.name != document.name)
+                    #expect(result.name.hasSuffix("." + DummyFile.fileExtension))
                     #expect(fixture.outbox.handedOver.last?.bytes == [])
                     let notified = callbackImplemented && situation.isReady
                     #expect(fixture.delegate.calls == (notified ? ["openInBlocked"] : []), "\(situation) \(channel) \(target)")
