@@ -95,7 +95,7 @@ extension ShareBroker {
             let scheme = try URLRules.scheme(of: url)
             if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
             result = try URLRules.decide(url: url, in: snapshot,
-                                         association: platform.urlOpener.association(forScheme: scheme))
+                                         association: (platform.urlOpener as? any SchemeAssociating)?.association(forScheme: scheme) ?? .deviceTable)
         } catch {
             switch error {
             case .missingScheme: throw .missingScheme
