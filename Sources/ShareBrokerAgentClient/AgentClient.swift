@@ -408,7 +408,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         }
         let described = DeviceApps(device.map(\.deviceApp), nativeMail: NativeMail(wire: nativeMail))
         if broker.currentSnapshot.device != described { _ = try? broker.replaceDevice(described) }
-        let outcome = try? broker.apply(policy.policyUpdate)
+        let outcome = try? broker.applyReporting(policy.policyUpdate)
         let records = state.withLock { state -> [WireAcknowledgment] in
             defer { state.collecting = nil }
             return state.collecting ?? []

@@ -227,7 +227,7 @@ public func sb_broker_apply(_ handle: OpaquePointer?, _ update: UnsafePointer<sb
             try box.requireEmbedded("sb_broker_apply")
             try CallbackScope.requireOutside("sb_broker_apply")
             do throws(ShareBrokerError) {
-                write(try box.broker.apply(update), to: outOutcome)
+                write(try box.broker.applyReporting(update), to: outOutcome)
             } catch {
                 throw lifecycle(error)
             }

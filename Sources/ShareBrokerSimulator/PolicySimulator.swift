@@ -235,7 +235,7 @@ public final class PolicySimulator {
         w.app.begin(answers: answers)
         let outcome: UpdateOutcome
         do {
-            outcome = try w.broker.apply(update)
+            outcome = try w.broker.applyReporting(update)
         } catch {
             throw SimulatorError("the library refused the update: \(error)")
         }

@@ -23,8 +23,17 @@ extension ShareBroker {
     ///
     /// Every update is a confirmation for the offline timers (which `ManagedApp` runs);
     /// a confirmation that cannot be saved is logged, and counts in memory.
+    ///
+    /// The acknowledgments go to the platform's report sink (`RecordingReportSink` in
+    /// ShareBrokerTesting keeps them for a test to read).
+    public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) {
+        try applyReporting(update)
+    }
+
+    /// ``apply(_:)``, answering what the update did: the callbacks invoked, the acknowledgments
+    /// reported, whether it wiped (the agent client, the C interface, the simulator, tests).
     @discardableResult
-    public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+    package func applyReporting(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
         let outcome = try applyUnconfirmed(update)
         if let error = recordConfirmation(release: false).saveError {
             logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
@@ -81,17 +90,17 @@ extension ShareBroker {
         try swap { $0.with(device: device) }
     }
 
-    /// Secure services became available or unavailable (the key custodian reports it).
+    /// Secure services became available or unavailable (the key custodian, the agent client,
+    /// reports it).
     @discardableResult
-    public func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {
+    package func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {
         try swap { $0.with(secureServices: availability) }
     }
 
     /// The app switched accounts: content from now on is managed or unmanaged. Decisions made
     /// after this call use the new identity. No callback, no acknowledgment.
-    @discardableResult
-    public func setIdentity(_ identity: ManagedIdentity) throws(ShareBrokerError) -> UpdateOutcome {
-        try swap { $0.with(identity: identity) }
+    public func setIdentity(_ identity: ManagedIdentity) throws(ShareBrokerError) {
+        _ = try swap { $0.with(identity: identity) }
     }
 
     /// Adds an eraser to a broker that was started already, for the C interface's

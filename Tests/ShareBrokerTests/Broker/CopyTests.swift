@@ -112,7 +112,7 @@ struct CopyTests {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         try fixture.broker.copy(.text(Self.secret))
         #expect(!fixture.pasteboard.read().items.isEmpty)
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .retired))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .retired))
         #expect(outcome.wiped)
         #expect(fixture.pasteboard.read().items.isEmpty)
         #expect(fixture.sink.wipeReports.last?.erased.contains("sharebroker.pasteboard") == true)

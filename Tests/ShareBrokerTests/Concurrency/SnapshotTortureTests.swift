@@ -41,7 +41,7 @@ struct SnapshotTortureTests {
                 var even = true
                 var swaps = 0
                 while Date() < deadline && swaps < 1500 {
-                    if let outcome = try? broker.apply(even ? Self.even : Self.odd) {
+                    if let outcome = try? broker.applyReporting(even ? Self.even : Self.odd) {
                         installed.withLock { $0[outcome.generation] = even }
                     }
                     even.toggle()
@@ -101,7 +101,7 @@ struct SnapshotTortureTests {
                 var swaps = 0
                 while Date() < deadline && swaps < 1500 {
                     let policy: PasteboardPolicy = secure ? .secureCopy : .unauthorized
-                    if let outcome = try? broker.apply(PolicyUpdate(pasteboard: policy)) {
+                    if let outcome = try? broker.applyReporting(PolicyUpdate(pasteboard: policy)) {
                         installed.withLock { $0[outcome.generation] = policy }
                     }
                     secure.toggle()

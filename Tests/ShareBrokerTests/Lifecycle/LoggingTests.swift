@@ -57,7 +57,7 @@ struct LoggingTests {
         _ = try broker.openIn(OutboundDocument(name: "a.pdf", bytes: [1]), target: "x")
         #expect(log.all.allSatisfy { $0.level >= .error }, "nothing below error at level error: \(log.all.map(\.text))")
         delegate.reset()
-        let outcome = try broker.apply(PolicyUpdate(logLevel: .info))
+        let outcome = try broker.applyReporting(PolicyUpdate(logLevel: .info))
         #expect(outcome.changes == [.logLevel])
         #expect(delegate.calls == ["logLevel"])
         _ = try broker.openIn(OutboundDocument(name: "a.pdf", bytes: [1]), target: "x")

@@ -16,7 +16,7 @@ struct SecureFileRetireTests {
         try store.write(Array("quarterly numbers".utf8), to: "q3.bin")
         #expect(try store.read("q3.bin") == Array("quarterly numbers".utf8))
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: folder)).isEmpty)
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .retired))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .retired))
         #expect(outcome.wiped)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
         #expect(fixture.sink.wipeReports.last?.erased.contains("sharebroker.secure-files") == true)

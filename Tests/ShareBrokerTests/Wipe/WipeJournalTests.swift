@@ -27,7 +27,7 @@ struct WipeJournalTests {
         #expect(broker.wipeJournal?.directory == journal.directory)
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .authorized))
-        let outcome = try broker.apply(PolicyUpdate(auth: .retired, authMessage: "bye"))
+        let outcome = try broker.applyReporting(PolicyUpdate(auth: .retired, authMessage: "bye"))
 
         #expect(outcome.wiped)
         #expect(erasers.allSatisfy { $0.runs == 1 })
@@ -128,7 +128,7 @@ struct WipeJournalTests {
         #expect(snapshot.openInPolicy == .unauthorized && snapshot.pasteboardPolicy == .unauthorized)
         #expect(snapshot.config.isEmpty)
         #expect(delegate.calls.isEmpty)
-        let outcome = try broker.apply(PolicyUpdate(auth: .retired, authMessage: "still retired"))
+        let outcome = try broker.applyReporting(PolicyUpdate(auth: .retired, authMessage: "still retired"))
         #expect(outcome.changes == [.ready])
         #expect(delegate.calls == ["ready"])
         #expect(try broker.policy().authState == .retired)
