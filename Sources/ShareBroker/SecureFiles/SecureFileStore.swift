@@ -31,7 +31,7 @@ import ShareBrokerPOSIX
 /// entitlement), so files stay readable however often keys rotate. Legacy version 1 files,
 /// sealed under a group key, still open (read only) through the group's `KeyRing`. Before the
 /// library is ready, while the user is not authorized, or when secure services are unavailable
-/// it throws ``SecureFileError/noKeys(_:)`` (`ACError` NoKeys).
+/// it throws ``SecureFileError/noKeys(reason:)`` (`ACError` NoKeys).
 /// Readers and writers check again on every call, so a retire or a lost authorization stops
 /// them at the next read or write.
 ///
@@ -116,7 +116,7 @@ public final class SecureFileStore: Sendable {
     /// Starts writing the encrypted file `name`; the file appears (replacing any file of that
     /// name) only when ``SecureFileWriter/close()`` succeeds.
     ///
-    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(_:)``,
+    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(reason:)``,
     ///   ``SecureFileError/outOfMemory``, ``SecureFileError/io(operation:path:code:)``.
     public func createFile(_ name: String) throws(SecureFileError) -> SecureFileWriter {
         let path = try path(for: name)
@@ -129,7 +129,7 @@ public final class SecureFileStore: Sendable {
     /// the file's size checked against it before this returns; chunks are authenticated as
     /// they are read.
     ///
-    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(_:)``,
+    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(reason:)``,
     ///   ``SecureFileError/notFound(_:)``, ``SecureFileError/notARegularFile(_:)``,
     ///   ``SecureFileError/notASecureFile``, ``SecureFileError/unsupportedVersion(_:)``,
     ///   ``SecureFileError/unknownKey(id:)`` (another app's file, or a key this app no longer
@@ -312,7 +312,7 @@ enum SecureFileAccess: Sendable {
 
     /// The app's file keys, to create files (version 2) and open version 2 files with.
     ///
-    /// - Throws: ``SecureFileError/noKeys(_:)`` with the reason.
+    /// - Throws: ``SecureFileError/noKeys(reason:)`` with the reason.
     func fileKeys() throws(SecureFileError) -> FileKeyRing {
         let keys: FileKeyRing
         switch self {
@@ -332,7 +332,7 @@ enum SecureFileAccess: Sendable {
 
     /// The group's key ring, to open legacy version 1 files with (`keyID` is the file's).
     ///
-    /// - Throws: ``SecureFileError/noKeys(_:)`` with the reason; ``SecureFileError/unknownKey(id:)``
+    /// - Throws: ``SecureFileError/noKeys(reason:)`` with the reason; ``SecureFileError/unknownKey(id:)``
     ///   when no group ring was given to a store over keys held directly.
     func legacyKeyRing(keyID: UInt32) throws(SecureFileError) -> KeyRing {
         let ring: KeyRing
