@@ -167,8 +167,8 @@ do {
     func measure(_ broker: ShareBroker) throws -> Double {
         let start = now()
         for _ in 0..<iterations {
-            let result = try broker.copy(item)
-            precondition(result.action == .writeSealed)
+            let action = try broker.copy(item)
+            precondition(action == .writeSealed)
         }
         return Double(now() - start) / Double(iterations)
     }

@@ -122,7 +122,7 @@ struct PasteInTests {
         #expect(fixture.broker.decidePasteIn(writtenByThisApp: false).allowed == !restricted)
         if restricted { #expect(fixture.sink.blockedAttempts.last?.rule == "pasteInFromOtherApp") }
         // The app's own clear copy is always pasteable back.
-        try fixture.broker.copy(.text("own words"))
+        try fixture.broker.copyResult(.text("own words"))
         #expect(fixture.broker.paste() == .text("own words"))
         #expect(fixture.broker.decidePasteIn(writtenByThisApp: true).allowed)
     }
@@ -130,7 +130,7 @@ struct PasteInTests {
     @Test("under managedApps, SecureCopy items of managed apps still paste; the placeholder text does not")
     func sealedStillPastes() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy, pasteIn: .managedApps))
-        try fixture.broker.copy(.text("sealed plan"))
+        try fixture.broker.copyResult(.text("sealed plan"))
         // Someone else re-offers the sealed item followed by a clear placeholder (what a desktop
         // clipboard does): the sealed one opens, the placeholder is never read.
         let sealed = fixture.pasteboard.read().items

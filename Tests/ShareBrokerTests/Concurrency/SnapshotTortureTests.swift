@@ -123,7 +123,7 @@ struct SnapshotTortureTests {
             case 2, 3:  // copiers
                 var local: [(UInt64, CopyAction, CopyRule)] = []
                 while !stop.load(ordering: .acquiring) {
-                    if let result = try? broker.copy(PasteboardItem(type: "public.data", bytes: marker)) {
+                    if let result = try? broker.copyResult(PasteboardItem(type: "public.data", bytes: marker)) {
                         local.append((result.decision.generation, result.action, result.decision.rule))
                         copies.add(1, ordering: .relaxed)
                     }

@@ -128,7 +128,7 @@ struct SealingForgeryTests {
     func pasteNamesSealer() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         fixture.broker.setWallClock(to: 1_900_000_000)
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         let pasted = try #require(fixture.broker.pasteWithOrigin())
         #expect(pasted.item == .text(Self.secret))
         #expect(pasted.sealer == "com.acme.notes")
@@ -144,7 +144,7 @@ struct SealingForgeryTests {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         let sealedAt: UInt64 = 1_900_000_000
         fixture.broker.setWallClock(to: sealedAt)
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         let captured = fixture.pasteboard.read().items
         #expect(fixture.broker.sealedItemLimits.maximumAge == 86_400)
 
@@ -169,7 +169,7 @@ struct SealingForgeryTests {
         #expect(fixture.broker.sealedItemLimits == SealedItemLimits(maximumAge: 60))
         let sealedAt: UInt64 = 1_900_000_000
         fixture.broker.setWallClock(to: sealedAt)
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         fixture.broker.setWallClock(to: sealedAt + 61)
         #expect(fixture.broker.paste() == nil)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemTooOld")
