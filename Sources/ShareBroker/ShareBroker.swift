@@ -10,7 +10,7 @@ import Synchronization
 ///                          configuration: .init(stateDirectory: stateFolder, erasers: [cacheEraser]))
 /// try broker.start(delegate: myDelegate)
 /// // ... the server channel calls broker.apply(update) ...
-/// let result = try broker.openIn(document, target: "com.acme.viewer", via: .documentInteraction)
+/// let result = try broker.openIn(bytes, named: "q3.pdf", target: "com.acme.viewer", via: .documentInteraction)
 /// ```
 ///
 /// Every decision reads one immutable ``PolicySnapshot``; updates swap the whole snapshot.

@@ -119,10 +119,10 @@ public func sb_open_in(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, 
             }
             guard bytes != nil || length == 0 else { throw .null("bytes (with a non-zero length)") }
             guard let result = allocateZeroed(sb_transfer_result.self) else { throw outOfMemory }
-            let document = OutboundDocument(name: name, bytes: bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
+            let document = (name: name, bytes: bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
             let transfer: TransferResult
             do throws(ShareBrokerError) {
-                transfer = try box.broker.openIn(document, target: target, via: via)
+                transfer = try box.broker.openIn(document.bytes, named: document.name, target: target, via: via)
             } catch {
                 freeZeroed(result)
                 switch error {

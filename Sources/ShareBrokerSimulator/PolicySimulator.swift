@@ -438,7 +438,7 @@ public final class PolicySimulator {
         w.app.begin()
         let result: TransferResult
         do {
-            result = try w.broker.openIn(OutboundDocument(name: name, bytes: bytes), target: target, via: channel)
+            result = try w.broker.openIn(bytes, named: name, target: target, via: channel)
         } catch {
             throw SimulatorError("field 'document': \(error)")
         }

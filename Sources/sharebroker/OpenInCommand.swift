@@ -149,7 +149,7 @@ struct OpenInCommand: ParsableCommand {
         let name = URL(fileURLWithPath: file).lastPathComponent
         let result: TransferResult
         do {
-            result = try session.broker.openIn(OutboundDocument(name: name, bytes: Array(data)), target: target, via: channel)
+            result = try session.broker.openIn(Array(data), named: name, target: target, via: channel)
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             _ = session.confirm(host)

@@ -172,7 +172,7 @@ private struct ObservingEraser: SensitiveDataEraser {
 
     func eraseSensitiveData() throws {
         guard let broker = slot.broker else { return try inner.eraseSensitiveData() }
-        let transfer = try? broker.openIn(OutboundDocument(name: "probe.txt", bytes: Array("probe".utf8)),
+        let transfer = try? broker.openIn(Array("probe".utf8), named: "probe.txt",
                                          target: "com.acme.viewer")
         emit(["event": "step", "name": wipeName, "policy": WipeProbeCommand.policyState(broker),
               "openIn": transfer.map { $0.delivered ? "delivered" : "dummy" } ?? "error",

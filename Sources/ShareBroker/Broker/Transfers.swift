@@ -1,19 +1,5 @@
 import ShareBrokerCrypto
 
-/// A document the app wants to hand to another app.
-public struct OutboundDocument: Sendable, Hashable {
-    /// Its file name, as the receiving app would see it.
-    public var name: String
-    /// Its bytes.
-    public var bytes: [UInt8]
-
-    /// Creates a document.
-    public init(name: String, bytes: [UInt8]) {
-        self.name = name
-        self.bytes = bytes
-    }
-}
-
 /// What a transfer handed over.
 public struct TransferResult: Sendable, Hashable {
     /// Whether the target got the document, with its original name and bytes (the decision
@@ -44,7 +30,7 @@ package struct HandOffRequest: Sendable, Hashable {
 }
 
 extension ShareBroker {
-    /// Decides an Open In without handing anything over: what ``openIn(_:target:via:)`` will do.
+    /// Decides an Open In without handing anything over: what ``openIn(_:named:target:via:)`` will do.
     /// Costs a snapshot load and a set lookup; never allocates.
     @inlinable
     public func decideOpenIn(target: String, via channel: TransferChannel) -> Decision {
@@ -56,15 +42,21 @@ extension ShareBroker {
     /// An allowed target receives the document; any other receives an empty dummy with a mangled
     /// name, and the app's ``ShareBrokerDelegate/openInAttemptedWhenBlocked(policy:)`` is called.
     /// Before ready and while the user is not authorized every transfer gets a dummy.
-    public func openIn(_ document: OutboundDocument, target: String,
+    ///
+    /// - Parameters:
+    ///   - bytes: the document's bytes.
+    ///   - name: its file name, as the receiving app would see it.
+    ///   - target: the app it is handed to.
+    ///   - channel: how it is handed over.
+    public func openIn(_ bytes: [UInt8], named name: String, target: String,
                        via channel: TransferChannel = .documentInteraction) throws(ShareBrokerError) -> TransferResult {
         let outbox = platform.outbox
-        return try openIn(documentNamed: document.name, target: target, via: channel) { request throws(ShareBrokerError) in
-            try outbox.handOver(name: request.name, bytes: request.delivers ? document.bytes : DummyFile.contents)
+        return try openIn(documentNamed: name, target: target, via: channel) { request throws(ShareBrokerError) in
+            try outbox.handOver(name: request.name, bytes: request.delivers ? bytes : DummyFile.contents)
         }
     }
 
-    /// The same decision, report and callback as ``openIn(_:target:via:)``, with the hand-off done
+    /// The same decision, report and callback as ``openIn(_:named:target:via:)``, with the hand-off done
     /// by `handOff`: for platform adapters that copy a document from a file and start the target
     /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
     /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.

@@ -28,7 +28,7 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
     // MARK: Transfers
 
     /// The document name is empty, `.`/`..`, or holds `/` or NUL; nothing was handed over
-    /// (``ShareBroker/openIn(_:target:via:)``). Rename the document.
+    /// (``ShareBroker/openIn(_:named:target:via:)``). Rename the document.
     case invalidDocumentName
     /// The file system refused the hand-over's write (`errno`); nothing was handed over. Check
     /// the outbox folder and free space.

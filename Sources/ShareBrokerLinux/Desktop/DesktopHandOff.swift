@@ -70,13 +70,13 @@ public final class DesktopHandOff: Sendable {
         }
     }
 
-    /// Hands an in-memory document to `target`.
-    public func openIn(_ document: OutboundDocument, target: String,
+    /// Hands an in-memory document, `bytes` named `name`, to `target`.
+    public func openIn(_ bytes: [UInt8], named name: String, target: String,
                        via channel: TransferChannel = .documentInteraction,
                        broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
-        guard Self.isValidDocumentName(document.name) else { throw .invalidDocumentName }
-        return try handOff(name: document.name, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
-            try PrivateCopy.write(document.bytes, to: destination)
+        guard Self.isValidDocumentName(name) else { throw .invalidDocumentName }
+        return try handOff(name: name, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
+            try PrivateCopy.write(bytes, to: destination)
         }
     }
 

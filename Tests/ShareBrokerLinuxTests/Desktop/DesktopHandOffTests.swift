@@ -223,7 +223,7 @@ struct DesktopHandOffTests {
             }
         }
         #expect(throws: DesktopHandOffError.invalidDocumentName) {
-            try desktop.openIn(OutboundDocument(name: "../escape.txt", bytes: [1]), target: "org.example.Recorder",
+            try desktop.openIn([1], named: "../escape.txt", target: "org.example.Recorder",
                                broker: session.broker)
         }
         let vanished = try fixture.document(named: "gone.txt", bytes: Array("soon gone".utf8))

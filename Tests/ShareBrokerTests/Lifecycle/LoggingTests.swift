@@ -54,13 +54,13 @@ struct LoggingTests {
         let log = CapturingLog()
         let (broker, delegate) = try broker(log)
         try broker.apply(PolicyUpdate(auth: .authorized, openIn: .unauthorized, logLevel: .error))
-        _ = try broker.openIn(OutboundDocument(name: "a.pdf", bytes: [1]), target: "x")
+        _ = try broker.openIn([1], named: "a.pdf", target: "x")
         #expect(log.all.allSatisfy { $0.level >= .error }, "nothing below error at level error: \(log.all.map(\.text))")
         delegate.reset()
         let outcome = try broker.applyReporting(PolicyUpdate(logLevel: .info))
         #expect(outcome.changes == [.logLevel])
         #expect(delegate.calls == ["logLevel"])
-        _ = try broker.openIn(OutboundDocument(name: "a.pdf", bytes: [1]), target: "x")
+        _ = try broker.openIn([1], named: "a.pdf", target: "x")
         #expect(log.all.contains { $0.level == .info && $0.text.contains("blocked openIn") && $0.text.contains("rule=openInUnauthorized") })
     }
 
@@ -70,9 +70,9 @@ struct LoggingTests {
         let (broker, _) = try broker(log)
         try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(["com.acme.viewer"]), pasteboard: .secureCopy,
                                       logLevel: .debug, config: ["token": Self.secret]))
-        let document = OutboundDocument(name: "\(Self.secret).pdf", bytes: Array(Self.secret.utf8))
-        _ = try broker.openIn(document, target: "com.acme.viewer")
-        _ = try broker.openIn(document, target: "org.example.sheets")
+        let document = (name: "\(Self.secret).pdf", bytes: Array(Self.secret.utf8))
+        _ = try broker.openIn(document.bytes, named: document.name, target: "com.acme.viewer")
+        _ = try broker.openIn(document.bytes, named: document.name, target: "org.example.sheets")
         try broker.copyResult(.text(Self.secret))
         _ = broker.paste()
         try broker.apply(PolicyUpdate(pasteboard: .authorized))

@@ -100,7 +100,7 @@ struct WipeJournalTests {
             } catch {
                 policy = (error as? ShareBrokerError) == .notReady ? "notReady" : "other"
             }
-            let transfer = try broker.openIn(OutboundDocument(name: "a.txt", bytes: [1]), target: "com.acme.viewer")
+            let transfer = try broker.openIn([1], named: "a.txt", target: "com.acme.viewer")
             observed.withLock { $0 = [policy, transfer.delivered ? "delivered" : "dummy", "\(broker.currentSnapshot.authState)"] }
         }
         defer { keys.set {} } // the broker holds the eraser and the closure holds the broker: break the cycle
