@@ -223,7 +223,8 @@ const char *sb_rule_name(int32_t rule);
  * state to SB_POLICY_STATE_APPLIED and message to "" before the call and reads it after; the
  * storage is the library's and valid only during the call. An unknown state is reported to the
  * server as SB_POLICY_STATE_ERROR saying so; an authorization change may not be answered
- * SB_POLICY_STATE_UNSUPPORTED (reported as an error, as in Swift). */
+ * SB_POLICY_STATE_UNSUPPORTED (reported as an error, as in Swift). The message is reported with
+ * SB_POLICY_STATE_ERROR (why it failed); with the other states it is not used. */
 typedef struct sb_acknowledgment {
     int32_t state;                     /* SB_POLICY_STATE_* */
     char message[SB_ACK_MESSAGE_MAX];  /* NUL-terminated UTF-8 (invalid bytes are replaced) */
@@ -616,7 +617,11 @@ typedef int32_t (*sb_eraser_fn)(void *user_data);
 
 /* Registers an eraser named `name` (a short, stable step name for the wipe journal, never
  * content; erasers sharing a name run as one step) that a retire calls. Register every eraser
- * before sb_broker_start. Errors: SB_ERR_NULL_ARGUMENT (broker, name, erase),
+ * before sb_broker_start: an embedded broker collects them and builds the library's
+ * configuration with them at sb_broker_start (the Swift library takes its erasers only when it
+ * is made, so that a retire a crash interrupted, finished during start, finds them all). An
+ * eraser registered later (and every eraser of an attached broker, which sb_broker_attach
+ * started) is run by the retires to come, not by one finished during start. Errors: SB_ERR_NULL_ARGUMENT (broker, name, erase),
  * SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (empty name), SB_ERR_CALLBACK_REENTRY. */
 sb_status sb_broker_register_eraser(sb_broker *broker, const char *name, sb_eraser_fn erase, void *user_data);
 

@@ -6,10 +6,11 @@ import Synchronization
 /// every change, and mediates every outbound transfer.
 ///
 /// ```swift
-/// let broker = ShareBroker(appID: "com.acme.notes", platform: try .embedded(entitling: "com.acme.notes"))
+/// let broker = ShareBroker(appID: "com.acme.notes", platform: try .embedded(entitling: "com.acme.notes"),
+///                          configuration: .init(stateDirectory: stateFolder, erasers: [cacheEraser]))
 /// try broker.start(delegate: myDelegate)
 /// // ... the server channel calls broker.apply(update) ...
-/// let result = try broker.openIn(document, target: "com.acme.viewer", via: .documentInteraction)
+/// let result = try broker.openIn(bytes, named: "q3.pdf", target: "com.acme.viewer", via: .documentInteraction)
 /// ```
 ///
 /// Every decision reads one immutable ``PolicySnapshot``; updates swap the whole snapshot.
@@ -19,23 +20,27 @@ public final class ShareBroker: Sendable {
     /// The platform adapters.
     public let platform: Platform
     /// The app's viewers (containers and web views) and their web-view policies.
-    public let webViews = WebViewHierarchy()
+    ///
+    /// Declarations are taken at any time: the app creates web views as the user works, and
+    /// nothing at ``start(delegate:)`` or in a retire reads the hierarchy. It is the
+    /// configuration's ``Configuration/webViews``.
+    public let webViews: WebViewHierarchy
     /// Where a retire journals its wipe so a crash cannot leave it half done (in the state
     /// folder); `nil` when the app gave none (the wipe then runs unjournaled).
     package let wipeJournal: WipeJournal?
     /// The current policy snapshot; only the lifecycle writes it.
     let store: PolicyStore
     /// Serializes updates; held while callbacks run.
-    let lifecycle = Mutex(LifecycleState())
+    let lifecycle: Mutex<LifecycleState>
     private let delegateSlot = Mutex<(any ShareBrokerDelegate)?>(nil)
     /// The pasteboard change count of this app's last write, so a retire can take back what it wrote.
     let pasteboardWrites: PasteboardWriteLog
     /// The offline timers, once ``enableOfflineTimers(clock:directory:)`` turned them on.
     let offlineTimers = Mutex<OfflineTimers?>(nil)
-    /// The folders of the secure file stores this broker handed out; a retire erases them.
-    let secureFileDirectories = Mutex<[String]>([])
+    /// The configuration's secure-file folders (normalized, each once); a retire erases them.
+    let secureFileDirectories: [String]
     /// The age bounds of sealed items on paste.
-    private let sealedItemLimitsStore = Mutex(SealedItemLimits())
+    private let sealedItemLimitsStore: Mutex<SealedItemLimits>
     /// A fixed wall-clock time (Unix seconds) that seals and pastes read instead of
     /// `SealClock.now()`, set by tests; 0 for the real clock. (An atomic, not a stored closure:
     /// taking a closure out of a lock allocated on every copy and paste.)
@@ -48,53 +53,50 @@ public final class ShareBroker: Sendable {
     ///
     /// - Parameters:
     ///   - appID: this app's bundle id.
-    ///   - manifest: the app's static settings.
-    ///   - platform: the adapters: `ManagedApp.attach(delegate:)` (ShareBrokerLinux) makes the
+    ///   - platform: the adapters: `ManagedApp.attach(_:delegate:)` (ShareBrokerLinux) makes the
     ///     real ones; `Platform.embedded(entitling:)` (ShareBrokerTesting) keeps everything in memory.
-    ///   - stateDirectory: a folder of the app's own that survives restarts, where the library
-    ///     keeps what a crash must not lose: the journal of a retire in progress (finished by the
-    ///     next ``start(delegate:)``) and the record of the app's last pasteboard write (so a
-    ///     retire can take it back). Production apps should give one: without it a crash during
-    ///     a retire leaves the rest of the sensitive data in place. `ManagedApp` gives one under
-    ///     `$XDG_STATE_HOME`.
-    ///   - logger: the library's logger (default: label `sharebroker` through the process's
-    ///     swift-log back end). The policy's log level governs it; it never carries payloads,
-    ///     document contents or keys, at any level.
-    public convenience init(appID: String, manifest: AppManifest = AppManifest(), platform: Platform,
-                            stateDirectory: String? = nil, logger: Logger = Logger(label: "sharebroker")) {
-        self.init(appID: appID, manifest: manifest, device: DeviceApps(), platform: platform,
-                  stateDirectory: stateDirectory, logger: logger)
+    ///   - configuration: what must exist before ``start(delegate:)``: the state folder, the
+    ///     erasers, the secure-file folders, the sealed items' maximum age, the logger (see
+    ///     ``Configuration``). It is fixed for the broker's life.
+    public convenience init(appID: String, platform: Platform, configuration: Configuration = Configuration()) {
+        self.init(appID: appID, device: DeviceApps(), platform: platform, configuration: configuration)
     }
 
     /// Creates the library for `appID` with the other apps on the device as known at start (the
     /// agent client, the simulator and tests know them; an app's broker learns them from the agent).
-    package init(appID: String, manifest: AppManifest = AppManifest(), device: DeviceApps,
-                 platform: Platform, stateDirectory: String? = nil, logger: Logger = Logger(label: "sharebroker")) {
+    package init(appID: String, device: DeviceApps, platform: Platform, configuration: Configuration = Configuration()) {
         self.appID = appID
         self.platform = platform
-        let wipeJournal = stateDirectory.map { WipeJournal(directory: $0) }
+        self.webViews = configuration.webViews
+        let wipeJournal = configuration.stateDirectory.map { WipeJournal(directory: $0) }
         self.wipeJournal = wipeJournal
         self.pasteboardWrites = PasteboardWriteLog(journalDirectory: wipeJournal?.directory,
                                                    pasteboardIdentity: platform.pasteboard.persistentIdentity)
-        self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
+        self.store = PolicyStore(initial: .initial(manifest: configuration.manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
+        self.lifecycle = Mutex(LifecycleState(erasers: configuration.erasers))
+        var folders: [String] = []
+        for folder in configuration.secureFileDirectories.map(Self.normalizedFolder) where !folders.contains(folder) {
+            folders.append(folder)
+        }
+        self.secureFileDirectories = folders
+        self.sealedItemLimitsStore = Mutex(SealedItemLimits(maximumAge: configuration.sealedItemMaximumAge))
         self.loggers = LogLevel.allCases.map { level in
-            var copy = logger
+            var copy = configuration.logger
             copy.logLevel = level.loggerLevel
             return copy
         }
     }
 
-    /// How old a sealed (SecureCopy) item may be when pasted, in seconds (default 86,400: 24 h).
-    /// Lower it for stricter replay protection; an item older than the limit is refused on paste
-    /// and the refusal reported (rule `sealedItemTooOld`).
-    public var sealedItemMaximumAge: UInt64 {
-        get { sealedItemLimitsStore.withLock { $0.maximumAge } }
-        set { sealedItemLimitsStore.withLock { $0.maximumAge = newValue } }
+    /// `folder` without trailing slashes (the root stays `/`), so `a/b/` and `a/b` name one folder.
+    static func normalizedFolder(_ folder: String) -> String {
+        var folder = Substring(folder)
+        while folder.count > 1 && folder.hasSuffix("/") { folder = folder.dropLast() }
+        return String(folder)
     }
 
-    /// The age bounds of sealed items on paste: ``sealedItemMaximumAge`` and the tolerance for
-    /// a seal time in the future (default 5 min).
+    /// The age bounds of sealed items on paste: ``Configuration/sealedItemMaximumAge`` and the
+    /// tolerance for a seal time in the future (default 5 min). Tests change them.
     package var sealedItemLimits: SealedItemLimits {
         get { sealedItemLimitsStore.withLock { $0 } }
         set { sealedItemLimitsStore.withLock { $0 = newValue } }
@@ -119,14 +121,14 @@ public final class ShareBroker: Sendable {
     var builtInErasers: [any SensitiveDataEraser] {
         [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID),
          PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites),
-         SecureFilesEraser(directories: secureFileDirectories.withLock { $0 })]
+         SecureFilesEraser(directories: secureFileDirectories)]
     }
 
     /// Starts the library. It becomes ready when the first policy arrives (``apply(_:)``).
     ///
     /// If the wipe journal in the state folder holds a retire that a crash interrupted, `start` finishes that wipe
-    /// before it returns, with the erasers registered by then (register them all before calling
-    /// `start`), and reports it to the server sink. Throughout, ``policy()`` throws and every
+    /// before it returns, over the configuration's erasers and secure-file folders (given at
+    /// `init`, so none can arrive too late), and reports it to the server sink. Throughout, ``policy()`` throws and every
     /// transfer fails closed; afterwards the snapshot is retired (every policy at its most
     /// restrictive, no config) and still not ready, so ``ShareBrokerDelegate/appConnectIsReady()``
     /// comes only with the first policy, after the wipe.

@@ -8,8 +8,10 @@ extension AgentClient {
     /// `ManagedApp.attach` (ShareBrokerLinux) does this with the desktop adapters; a tool that
     /// picks other adapters (in-memory ones, say) calls it with its own `platform`, which should
     /// report to this client and take its keys from it (`reportSink: client, secureServices: client`).
+    /// `configuration` is what the broker must have before it starts (erasers, secure-file
+    /// folders, the state folder: ``ShareBroker/Configuration``).
     public func makeBroker(for welcome: WelcomeMessage, platform: Platform,
-                           stateDirectory: String? = nil) -> ShareBroker {
-        ShareBroker(appID: welcome.app, device: device, platform: platform, stateDirectory: stateDirectory)
+                           configuration: ShareBroker.Configuration = ShareBroker.Configuration()) -> ShareBroker {
+        ShareBroker(appID: welcome.app, device: device, platform: platform, configuration: configuration)
     }
 }

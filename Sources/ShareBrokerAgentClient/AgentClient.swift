@@ -408,7 +408,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         }
         let described = DeviceApps(device.map(\.deviceApp), nativeMail: NativeMail(wire: nativeMail))
         if broker.currentSnapshot.device != described { _ = try? broker.replaceDevice(described) }
-        let outcome = try? broker.apply(policy.policyUpdate)
+        let outcome = try? broker.applyReporting(policy.policyUpdate)
         let records = state.withLock { state -> [WireAcknowledgment] in
             defer { state.collecting = nil }
             return state.collecting ?? []
@@ -498,9 +498,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     /// The cached ring (no round trip to the agent), for the app the agent identified.
-    public func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing {
-        try state.withLock { (state) throws(SecureServicesError) -> KeyRing in
-            guard state.socket != nil, let ring = state.ring, !ring.isWiped else { throw .unavailable }
+    public func keyRing(for appID: String) throws(ShareBrokerError) -> KeyRing {
+        try state.withLock { (state) throws(ShareBrokerError) -> KeyRing in
+            guard state.socket != nil, let ring = state.ring, !ring.isWiped else { throw .secureServicesUnavailable }
             guard state.welcome?.app == appID else { throw .notEntitled(appID) }
             return ring
         }
@@ -508,9 +508,9 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
 
     /// This app's own file keys, cached with the ring (no round trip to the agent), for the app
     /// the agent identified.
-    public func fileKeys(for appID: String) throws(SecureServicesError) -> FileKeyRing {
-        try state.withLock { (state) throws(SecureServicesError) -> FileKeyRing in
-            guard state.socket != nil, let keys = state.fileKeys, !keys.isWiped else { throw .unavailable }
+    public func fileKeys(for appID: String) throws(ShareBrokerError) -> FileKeyRing {
+        try state.withLock { (state) throws(ShareBrokerError) -> FileKeyRing in
+            guard state.socket != nil, let keys = state.fileKeys, !keys.isWiped else { throw .secureServicesUnavailable }
             guard state.welcome?.app == appID else { throw .notEntitled(appID) }
             return keys
         }

@@ -322,7 +322,7 @@ public struct WireAcknowledgment: Codable, Sendable, Hashable {
     public var id: String
     /// ``AcknowledgedKind`` raw value (`auth`, `openIn`...).
     public var kind: String
-    /// ``PolicyState`` raw value.
+    /// The acknowledgment's `ACPolicyState` code (0 unsupported, 1 applied, 2 error).
     public var state: Int32
     /// The app's message.
     public var message: String

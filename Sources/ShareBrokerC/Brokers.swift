@@ -23,7 +23,7 @@ public func sb_broker_create_embedded(_ appID: UnsafePointer<CChar>?,
         } catch {
             throw CFailure(SB_ERR_SETUP, "the in-memory platform could not be set up: \(error)")
         }
-        outBroker.pointee = BrokerBox(broker: ShareBroker(appID: id, platform: platform), app: nil, gate: CallbackGate()).retainedHandle()
+        outBroker.pointee = BrokerBox(appID: id, platform: platform, gate: CallbackGate()).retainedHandle()
     }
 }
 
@@ -48,7 +48,7 @@ public func sb_broker_attach(_ socketPath: UnsafePointer<CChar>?, _ callbacks: U
             case .start(let error): throw lifecycle(error)
             }
         }
-        outBroker.pointee = BrokerBox(broker: app.broker, app: app, gate: gate).retainedHandle()
+        outBroker.pointee = BrokerBox(app: app, gate: gate).retainedHandle()
     }
 }
 
@@ -59,7 +59,7 @@ public func sb_broker_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointer
             let table = try CallbackTable(callbacks)
             try CallbackScope.requireOutside("sb_broker_start")
             do throws(ShareBrokerError) {
-                try box.broker.start(delegate: CallbackDelegate(table, gate: box.gate))
+                try box.start(delegate: CallbackDelegate(table, gate: box.gate))
             } catch {
                 throw lifecycle(error)
             }
@@ -227,7 +227,7 @@ public func sb_broker_apply(_ handle: OpaquePointer?, _ update: UnsafePointer<sb
             try box.requireEmbedded("sb_broker_apply")
             try CallbackScope.requireOutside("sb_broker_apply")
             do throws(ShareBrokerError) {
-                write(try box.broker.apply(update), to: outOutcome)
+                write(try box.broker.applyReporting(update), to: outOutcome)
             } catch {
                 throw lifecycle(error)
             }

@@ -53,7 +53,7 @@ private let textTypeCString = StaticNames([PasteboardItem.textType], unknown: ""
 
 /// Copies, mapping errors and the result.
 private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
-    try copy(outResult) { () throws(ShareBrokerError) in try box.broker.copy(items) }
+    try copy(outResult) { () throws(ShareBrokerError) in try box.broker.copyResult(items) }
 }
 
 /// Copies one item (no array of one), mapping errors and the result.
@@ -62,7 +62,7 @@ private func copy(_ box: BrokerBox, _ item: PasteboardItem, fromWebView webView:
     try copy(outResult) { () throws(ShareBrokerError) in
         // The C interface names web views by id; the broker takes handles.
         let view = try webView.map { id throws(ShareBrokerError) in try box.broker.webViews.existingHandle(for: id) }
-        return try box.broker.copy(item, fromWebView: view)
+        return try box.broker.copyResult(item, fromWebView: view)
     }
 }
 

@@ -4,6 +4,7 @@ import CShareBrokerABI
 import Glibc
 import ShareBroker
 import ShareBrokerLinux
+import Synchronization
 
 // MARK: - Errors
 
@@ -275,18 +276,82 @@ public func sb_status_name(_ status: sb_status) -> UnsafePointer<CChar> {
 
 /// What an `sb_broker *` points at (an unmanaged, retained reference).
 final class BrokerBox: Sendable {
-    let broker: ShareBroker
     /// The attached app, or `nil` for an embedded broker.
     let app: ManagedApp?
     /// What the app's callbacks and erasers go through (sb_broker_destroy closes it).
     let gate: CallbackGate
     /// ``targetCacheKey``, read once.
     let targetKey = targetCacheKey
+    /// The broker calls go to: for an embedded broker, until sb_broker_start, one never started
+    /// (every call answers as before a start: not started, not ready, blocked); from
+    /// sb_broker_start on, the broker built there with the erasers collected meanwhile. Both stay
+    /// retained (in ``brokers``) until the box goes, so a reader that loaded either may use it.
+    private let current: Atomic<Unmanaged<ShareBroker>>
+    /// Every broker ``current`` pointed at, and whether sb_broker_start built the real one;
+    /// erasers registered before that start, for its configuration.
+    private let state: ShareBrokerMutex<State>
 
-    init(broker: ShareBroker, app: ManagedApp?, gate: CallbackGate) {
-        self.broker = broker
+    private struct State: ~Copyable {
+        var brokers: [ShareBroker]
+        var started: Bool
+        var erasers: [any SensitiveDataEraser] = []
+        /// What the real broker is built with (embedded brokers).
+        let platform: Platform?
+        let webViews: WebViewHierarchy
+    }
+
+    /// An attached broker: `app.broker`, started by `ManagedApp.attach`.
+    init(app: ManagedApp, gate: CallbackGate) {
         self.app = app
         self.gate = gate
+        current = Atomic(Unmanaged.passUnretained(app.broker))
+        state = ShareBrokerMutex(State(brokers: [app.broker], started: true, platform: nil, webViews: app.broker.webViews))
+    }
+
+    /// An embedded broker for `appID` over `platform`, built at sb_broker_start.
+    init(appID: String, platform: Platform, gate: CallbackGate) {
+        app = nil
+        self.gate = gate
+        let webViews = WebViewHierarchy()
+        // Never started: it answers the calls made before sb_broker_start; the web views declared
+        // meanwhile are the real broker's too.
+        let unstarted = ShareBroker(appID: appID, platform: platform,
+                                    configuration: ShareBroker.Configuration(webViews: webViews))
+        current = Atomic(Unmanaged.passUnretained(unstarted))
+        state = ShareBrokerMutex(State(brokers: [unstarted], started: false, platform: platform, webViews: webViews))
+    }
+
+    /// The broker calls go to now.
+    @inline(__always)
+    var broker: ShareBroker { current.load(ordering: .acquiring).takeUnretainedValue() }
+
+    /// Starts the broker: an embedded one is built now, its configuration carrying the erasers
+    /// registered since sb_broker_create_embedded (so a retire a crash interrupted, finished
+    /// inside this start, would find them).
+    func start(delegate: any ShareBrokerDelegate) throws(ShareBrokerError) {
+        try state.withLock { (state: inout State) throws(ShareBrokerError) in
+            guard !state.started, let platform = state.platform, let appID = state.brokers.first?.appID else {
+                throw .alreadyStarted
+            }
+            let broker = ShareBroker(appID: appID, platform: platform, configuration: ShareBroker.Configuration(
+                erasers: state.erasers, webViews: state.webViews))
+            try broker.start(delegate: delegate)
+            state.brokers.append(broker)
+            state.started = true
+            current.store(Unmanaged.passUnretained(broker), ordering: .releasing)
+        }
+    }
+
+    /// Registers an eraser: before sb_broker_start for that start's configuration; after it
+    /// (and on attached brokers, which attach started) for the retires to come.
+    func register(_ eraser: any SensitiveDataEraser) {
+        state.withLock { (state: inout State) in
+            if state.started {
+                broker.addEraserAfterStart(eraser)
+            } else {
+                state.erasers.append(eraser)
+            }
+        }
     }
 
     /// A new handle the caller owns.

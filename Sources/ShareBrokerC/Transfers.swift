@@ -119,21 +119,21 @@ public func sb_open_in(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, 
             }
             guard bytes != nil || length == 0 else { throw .null("bytes (with a non-zero length)") }
             guard let result = allocateZeroed(sb_transfer_result.self) else { throw outOfMemory }
-            let document = OutboundDocument(name: name, bytes: bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
+            let document = (name: name, bytes: bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
             let transfer: TransferResult
             do throws(ShareBrokerError) {
-                transfer = try box.broker.openIn(document, target: target, via: via)
+                transfer = try box.broker.openIn(document.bytes, named: document.name, target: target, via: via)
             } catch {
                 freeZeroed(result)
                 switch error {
-                case .outbox(.invalidName): throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
+                case .invalidDocumentName: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 default: throw CFailure(SB_ERR_TRANSFER, "\(error)")
                 }
             }
             result.pointee.outcome = transfer.delivered ? SB_TRANSFER_DELIVERED : SB_TRANSFER_DUMMY
             result.pointee.decision = transfer.decision.c
-            result.pointee.path = cString(transfer.file.path)
-            result.pointee.name = cString(transfer.file.name)
+            result.pointee.path = cString(transfer.path)
+            result.pointee.name = cString(transfer.name)
             guard result.pointee.path != nil, result.pointee.name != nil else {
                 sb_transfer_result_free(result)
                 throw outOfMemory
@@ -165,7 +165,7 @@ public func sb_open_url(_ handle: OpaquePointer?, _ url: UnsafePointer<CChar>?,
             } catch {
                 freeZeroed(result)
                 switch error {
-                case .outbox: throw CFailure(SB_ERR_TRANSFER, "\(error)")
+                case .invalidDocumentName, .handOverWriteFailed, .handOffFailed: throw CFailure(SB_ERR_TRANSFER, "\(error)")
                 default: throw CFailure(SB_ERR_INVALID_ARGUMENT, "\(error)")
                 }
             }

@@ -106,7 +106,7 @@ public func sb_broker_register_eraser(_ handle: OpaquePointer?, _ name: UnsafePo
             guard let erase else { throw .null("erase") }
             guard !name.isEmpty else { throw CFailure(SB_ERR_INVALID_ARGUMENT, "name is empty; give the eraser a short, stable step name") }
             try CallbackScope.requireOutside("sb_broker_register_eraser")
-            box.broker.registerEraser(CEraser(wipeName: name, erase: erase, userData: userData, gate: box.gate))
+            box.register(CEraser(wipeName: name, erase: erase, userData: userData, gate: box.gate))
         }
     }
 }

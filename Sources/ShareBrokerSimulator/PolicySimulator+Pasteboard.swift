@@ -31,7 +31,7 @@ extension PolicySimulator {
         let result: CopyResult
         do {
             let view = try from.map { id throws(ShareBrokerError) in try w.broker.webViews.existingHandle(for: id) }
-            result = try w.broker.copy(item, fromWebView: view)
+            result = try w.broker.copyResult(item, fromWebView: view)
         } catch {
             throw SimulatorError(from != nil ? "field 'from': \(error)" : "field 'text': \(error)")
         }

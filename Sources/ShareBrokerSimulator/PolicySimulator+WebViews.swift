@@ -48,7 +48,7 @@ extension PolicySimulator {
         let view = try f.requiredString("view")
         let url = try f.requiredString("url")
         do {
-            let navigation = try broker.navigate(broker.webViews.existingHandle(for: view), to: url)
+            let navigation = try broker.navigation(broker.webViews.existingHandle(for: view), to: url)
             let outcome = navigation.opensInManagedBrowser ? "managedBrowser" : "webView"
             let why: String
             switch (navigation.resolution.identity, navigation.isExternal, navigation.opensInManagedBrowser) {

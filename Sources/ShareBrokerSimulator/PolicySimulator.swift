@@ -130,9 +130,12 @@ public final class PolicySimulator {
         } catch {
             throw SimulatorError("secure services could not start: \(error)")
         }
-        let broker = ShareBroker(appID: appID, manifest: manifest, device: device,
+        let broker = ShareBroker(appID: appID, device: device,
                                  platform: Platform(outbox: outbox, urlOpener: RecordingURLOpener(), reportSink: sink,
-                                                    pasteboard: pasteboard, secureServices: custodian))
+                                                    pasteboard: pasteboard, secureServices: custodian),
+                                 configuration: ShareBroker.Configuration(
+                                    disableSchemeBlocking: manifest.disableSchemeBlocking,
+                                    treatAllWebViewsAsUnmanaged: manifest.treatAllWebViewsAsUnmanaged))
         let app = SimulatedApp(implements: implements)
         let clock = ManualBootClock()
         do {
@@ -232,7 +235,7 @@ public final class PolicySimulator {
         w.app.begin(answers: answers)
         let outcome: UpdateOutcome
         do {
-            outcome = try w.broker.apply(update)
+            outcome = try w.broker.applyReporting(update)
         } catch {
             throw SimulatorError("the library refused the update: \(error)")
         }
@@ -269,7 +272,7 @@ public final class PolicySimulator {
         let title = try f.requiredString("title")
         let body = try f.string("body")
         w.app.begin()
-        let content = w.broker.notification(title: title, body: body)
+        let content = w.broker.notificationContent(title: title, body: body)
         let outcome: String
         switch content.decision.action {
         case .post: outcome = "posted"
@@ -435,11 +438,11 @@ public final class PolicySimulator {
         w.app.begin()
         let result: TransferResult
         do {
-            result = try w.broker.openIn(OutboundDocument(name: name, bytes: bytes), target: target, via: channel)
+            result = try w.broker.openIn(bytes, named: name, target: target, via: channel)
         } catch {
             throw SimulatorError("field 'document': \(error)")
         }
-        return [("outcome", .string(result.delivered ? "delivered" : "dummy")), ("path", .string(result.file.path)),
+        return [("outcome", .string(result.delivered ? "delivered" : "dummy")), ("path", .string(result.path)),
                 ("notifications", .array(w.app.notifications.map(JSON.string))),
                 ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
     }

@@ -7,13 +7,13 @@ public final class InMemoryOutbox: Outbox {
     /// Creates an empty outbox.
     public init() {}
 
-    public func handOver(name: String, bytes: [UInt8]) throws(OutboxError) -> HandedOverFile {
+    public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {
         try Self.validate(name: name)
         let index = files.withLock { files in
             files.append((name, bytes))
             return files.count - 1
         }
-        return HandedOverFile(path: "/memory/\(index)/\(name)", name: name)
+        return "/memory/\(index)/\(name)"
     }
 
     /// Every hand-over so far, in order.

@@ -52,10 +52,10 @@ public final class InProcessKeyCustodian: SecureServices {
     /// The group's current ring, if secure services are available and `appID` is entitled
     /// (exact match).
     ///
-    /// - Throws: ``SecureServicesError/unavailable``, ``SecureServicesError/notEntitled(_:)``.
-    public func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing {
-        try state.withLock { (state) throws(SecureServicesError) -> KeyRing in
-            guard state.availability == .available, let ring = state.ring else { throw .unavailable }
+    /// - Throws: ``ShareBrokerError/secureServicesUnavailable``, ``ShareBrokerError/notEntitled(_:)``.
+    public func keyRing(for appID: String) throws(ShareBrokerError) -> KeyRing {
+        try state.withLock { (state) throws(ShareBrokerError) -> KeyRing in
+            guard state.availability == .available, let ring = state.ring else { throw .secureServicesUnavailable }
             guard state.entitled.contains(appID) else { throw .notEntitled(appID) }
             return ring
         }
@@ -64,14 +64,14 @@ public final class InProcessKeyCustodian: SecureServices {
     /// The secure-file keys of `appID` (its own, every generation), if secure services are
     /// available and `appID` is entitled (exact match); made on the first request.
     ///
-    /// - Throws: ``SecureServicesError/unavailable`` (also when the keys could not be made),
-    ///   ``SecureServicesError/notEntitled(_:)``.
-    public func fileKeys(for appID: String) throws(SecureServicesError) -> FileKeyRing {
-        try state.withLock { (state) throws(SecureServicesError) -> FileKeyRing in
-            guard state.availability == .available, state.ring != nil else { throw .unavailable }
+    /// - Throws: ``ShareBrokerError/secureServicesUnavailable`` (also when the keys could not be made),
+    ///   ``ShareBrokerError/notEntitled(_:)``.
+    public func fileKeys(for appID: String) throws(ShareBrokerError) -> FileKeyRing {
+        try state.withLock { (state) throws(ShareBrokerError) -> FileKeyRing in
+            guard state.availability == .available, state.ring != nil else { throw .secureServicesUnavailable }
             guard state.entitled.contains(appID) else { throw .notEntitled(appID) }
             if let keys = state.fileKeys[appID], !keys.isWiped { return keys }
-            guard let keys = try? FileKeyRing.generate() else { throw .unavailable }
+            guard let keys = try? FileKeyRing.generate() else { throw .secureServicesUnavailable }
             state.fileKeys[appID] = keys
             return keys
         }

@@ -57,7 +57,7 @@ struct CopyCommand: ParsableCommand {
         }
         let result: CopyResult
         do {
-            result = try session.broker.copy(item)
+            result = try session.broker.copyResult(item)
         } catch {
             HostIO.error("sharebroker copy: \(error)")
             _ = session.confirm(host)

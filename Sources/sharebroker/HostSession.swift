@@ -222,8 +222,10 @@ struct HostSession {
 
     /// Attaches this process to the agent as a managed app (``ManagedApp/attach(_:delegate:)``)
     /// over the pasteboard the options choose, without reconnecting (a command is short-lived).
+    /// `secureFileDirectories` are the folders of encrypted files the command uses (the broker's
+    /// configuration names them before it starts).
     static func open(_ options: HostOptions, outbox: (any Outbox)? = nil,
-                     urlOpener: (any URLOpener)? = nil) -> Result<HostSession, Failure> {
+                     urlOpener: (any URLOpener)? = nil, secureFileDirectories: [String] = []) -> Result<HostSession, Failure> {
         let choice: PasteboardChoice
         switch options.pasteboard {
         case .success(let chosen): choice = chosen
@@ -233,7 +235,8 @@ struct HostSession {
         do {
             let app = try ManagedApp.attach(ManagedApp.Configuration(
                 socketPath: options.socketPath, handshakeTimeoutMilliseconds: options.timeout, reconnects: false,
-                pasteboard: choice, outbox: outbox, urlOpener: urlOpener), delegate: delegate)
+                pasteboard: choice, outbox: outbox, urlOpener: urlOpener,
+                broker: ShareBroker.Configuration(secureFileDirectories: secureFileDirectories)), delegate: delegate)
             return .success(HostSession(app: app, delegate: delegate))
         } catch {
             switch error {

@@ -114,7 +114,7 @@ struct OpenInCommand: ParsableCommand {
             }
         }
         let confirmed = session.confirm(host)
-        HostIO.out(result.transfer.file.path)
+        HostIO.out(result.transfer.path)
         let who = result.started ?? target
         if result.transfer.delivered {
             HostIO.error("delivered to \(who), started with a private copy (\(result.transfer.decision.rule.rawValue))")
@@ -149,14 +149,14 @@ struct OpenInCommand: ParsableCommand {
         let name = URL(fileURLWithPath: file).lastPathComponent
         let result: TransferResult
         do {
-            result = try session.broker.openIn(OutboundDocument(name: name, bytes: Array(data)), target: target, via: channel)
+            result = try session.broker.openIn(Array(data), named: name, target: target, via: channel)
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             _ = session.confirm(host)
             throw ExitCode(HostExit.ioError)
         }
         let confirmed = session.confirm(host)
-        HostIO.out(result.file.path)
+        HostIO.out(result.path)
         if result.delivered {
             HostIO.error("delivered to \(target) (\(result.decision.rule.rawValue))")
         } else {

@@ -26,7 +26,7 @@ struct SecureFileCommand: ParsableCommand {
         var name: String
 
         func run() throws {
-            let session = try SecureFileCommand.open(host)
+            let session = try SecureFileCommand.open(host, directory: directory)
             var bytes = HostIO.readStandardInput(limit: 64 << 20)
             defer { bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
             do {
@@ -55,12 +55,11 @@ struct SecureFileCommand: ParsableCommand {
         var names: [String]
 
         func run() throws {
-            let session = try SecureFileCommand.open(host)
-            let store = session.broker.secureFiles(directory: directory)
+            let session = try SecureFileCommand.open(host, directory: directory)
             var failed = 0
             for name in names {
                 do {
-                    var bytes = try store.read(name)
+                    var bytes = try session.broker.secureFiles(directory: directory).read(name)
                     FileHandle.standardOutput.write(Data(bytes + [0x0A]))
                     bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
                 } catch {
@@ -73,9 +72,10 @@ struct SecureFileCommand: ParsableCommand {
         }
     }
 
-    /// Attaches to the agent as this managed app, or exits with its failure.
-    static func open(_ host: HostOptions) throws -> HostSession {
-        switch HostSession.open(host) {
+    /// Attaches to the agent as this managed app, with `directory` as its secure-file folder, or
+    /// exits with its failure.
+    static func open(_ host: HostOptions, directory: String) throws -> HostSession {
+        switch HostSession.open(host, secureFileDirectories: [directory]) {
         case .success(let session): return session
         case .failure(let failure):
             HostIO.error("sharebroker secure-file: \(failure)")

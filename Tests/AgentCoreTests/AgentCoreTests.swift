@@ -122,8 +122,8 @@ struct AgentCoreTests {
             onDiskAtReceipt.withLock { $0[receipt.batch] = lines }
         }
         let batch = AcknowledgmentBatch(id: "batch-1", push: 1, records: [
-            WireAcknowledgment(id: "r1", AcknowledgmentRecord(kind: .pasteboard, state: .applied, message: "ok", generation: 7)),
-            WireAcknowledgment(id: "r2", AcknowledgmentRecord(kind: .print, state: .error, message: "no printer", generation: 7)),
+            WireAcknowledgment(id: "r1", AcknowledgmentRecord(kind: .pasteboard, acknowledgment: .applied, generation: 7)),
+            WireAcknowledgment(id: "r2", AcknowledgmentRecord(kind: .print, acknowledgment: .error("no printer"), generation: 7)),
         ])
         core.acknowledgments(batch, session: session)
         core.acknowledgments(AcknowledgmentBatch(id: "empty", push: 1, records: []), session: session)
@@ -376,8 +376,8 @@ struct AgentCoreTests {
             jobs.append { [core] in
                 for batch in 0..<batches {
                     core.acknowledgments(AcknowledgmentBatch(id: "s\(index)-b\(batch)", push: 1, records: [
-                        WireAcknowledgment(id: "s\(index)-b\(batch)-1", AcknowledgmentRecord(kind: .print, state: .applied, message: "", generation: 1)),
-                        WireAcknowledgment(id: "s\(index)-b\(batch)-2", AcknowledgmentRecord(kind: .openIn, state: .applied, message: "", generation: 1)),
+                        WireAcknowledgment(id: "s\(index)-b\(batch)-1", AcknowledgmentRecord(kind: .print, acknowledgment: .applied, generation: 1)),
+                        WireAcknowledgment(id: "s\(index)-b\(batch)-2", AcknowledgmentRecord(kind: .openIn, acknowledgment: .applied, generation: 1)),
                     ]), session: entry.session)
                     if batch % 5 == 0 { core.keysRequested(session: entry.session) }
                 }

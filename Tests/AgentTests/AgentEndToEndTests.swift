@@ -490,24 +490,24 @@ struct AgentClientInProcessTests {
         try broker.start(delegate: delegate)
         try client.attach(broker)
         #expect(try broker.policy().pasteboardPolicy == .secureCopy)
-        #expect(try broker.copy(.text("sealed")).action == .writeSealed)
+        #expect(try broker.copyResult(.text("sealed")).action == .writeSealed)
         #expect(broker.paste()?.bytes == Array("sealed".utf8))
 
         h.stopAgent(signal: SIGKILL)
         #expect(h.wait { client.availability == .unavailable && broker.currentSnapshot.secureServices == .unavailable })
         #expect(delegate.seen.last == .unavailable)
         let before = pasteboard.read()
-        let refused = try broker.copy(.text("must not be written"))
+        let refused = try broker.copyResult(.text("must not be written"))
         #expect(refused.action == .blocked)
         #expect(pasteboard.read() == before)
-        #expect(throws: SecureServicesError.unavailable) { try client.keyRing(for: welcome.app) }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try client.keyRing(for: welcome.app) }
         try pasteboard.write([.text("plain")])
         #expect(broker.paste()?.bytes == Array("plain".utf8))
 
         try h.startAgent()
         #expect(h.wait { client.availability == .available && broker.currentSnapshot.secureServices == .available })
         #expect(delegate.seen.last == .available)
-        #expect(try broker.copy(.text("sealed again")).action == .writeSealed)
+        #expect(try broker.copyResult(.text("sealed again")).action == .writeSealed)
         #expect(broker.paste()?.bytes == Array("sealed again".utf8))
         #expect(client.flush(timeoutMilliseconds: 5_000))
 

@@ -41,23 +41,23 @@ struct OfflineTimerAgentTests {
         let delegate = Delegate()
         let app = try ManagedApp.attach(ManagedApp.Configuration(
             socketPath: h.socket, pasteboard: .file(path: h.root + "/pasteboard"), outbox: InMemoryOutbox(),
-            offlineStateDirectory: state),
+            broker: ShareBroker.Configuration(stateDirectory: state)),
             delegate: delegate)
         defer { app.close() }
         #expect(h.wait { app.broker.currentSnapshot.secureServices == .available })
         #expect(try app.broker.policy().offlinePolicy.accessCheckAfter == .seconds(3))
-        #expect(try app.broker.copy(.text("sealed")).action == .writeSealed)
+        #expect(try app.broker.copyResult(.text("sealed")).action == .writeSealed)
 
         // Connected for twice the period: the watchdog's confirmations keep it authorized.
         Thread.sleep(forTimeInterval: 4)
         #expect(try app.broker.policy().authState == .authorized)
-        #expect(try app.broker.copy(.text("still sealed")).action == .writeSealed)
+        #expect(try app.broker.copyResult(.text("still sealed")).action == .writeSealed)
         #expect(FileManager.default.fileExists(atPath: state + "/offline-confirmation"))
 
         // The agent goes away: past the period (and the watchdog's next second) copies fail closed.
         h.stopAgent(signal: SIGKILL)
         #expect(h.wait(10) { (try? app.broker.policy().authState) == .unauthorized })
-        #expect(try app.broker.copy(.text("must not be written")).action == .blocked)
+        #expect(try app.broker.copyResult(.text("must not be written")).action == .blocked)
         #expect(delegate.last?.0 == .unauthorized)
         #expect(delegate.last?.1.contains("not confirmed") == true, "\(String(describing: delegate.last))")
 
@@ -66,6 +66,6 @@ struct OfflineTimerAgentTests {
         // Authorized again and the key ring back (the reconnection installs both).
         #expect(h.wait(10) { (try? app.broker.policy().authState) == .authorized
             && app.agent.availability == .available && app.broker.currentSnapshot.secureServices == .available })
-        #expect(try app.broker.copy(.text("sealed again")).action == .writeSealed)
+        #expect(try app.broker.copyResult(.text("sealed again")).action == .writeSealed)
     }
 }

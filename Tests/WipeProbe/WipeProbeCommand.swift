@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShareBroker
+import Synchronization
 import ShareBrokerTesting
 
 /// `sharebroker-wipe-probe`: the crash tests' probe of the wipe journal, a test-only executable
@@ -68,8 +69,6 @@ struct WipeProbeCommand: ParsableCommand {
         let sink = ProbeSink()
         var platform = try Platform.embedded(entitling: "com.acme.notes")
         platform.reportSink = sink
-        let broker = ShareBroker(appID: "com.acme.notes", platform: platform,
-                                 stateDirectory: directory + "/state")
         let registry = SensitiveDataRegistry(credentialStore: FileCredentialStore(directory: data + "/credentials"))
         try registry.registerLocation(data + "/docs")
         try registry.registerLocation(data + "/single.txt")
@@ -81,9 +80,11 @@ struct WipeProbeCommand: ParsableCommand {
             }
         }
         let erasers = registry.erasers + [KeyFileEraser(path: data + "/keys.bin")]
-        for eraser in erasers {
-            broker.registerEraser(ObservingEraser(inner: eraser, broker: broker))
-        }
+        let slot = BrokerSlot()
+        let broker = ShareBroker(appID: "com.acme.notes", platform: platform, configuration: ShareBroker.Configuration(
+            stateDirectory: directory + "/state",
+            erasers: erasers.map { ObservingEraser(inner: $0, slot: slot) }))
+        slot.set(broker)
         if let crashAt { WipeJournal.testCrashPoint = Self.crashPoint(crashAt) }
         let journalPath = directory + "/state/" + WipeJournal.fileName
 
@@ -164,20 +165,32 @@ private final class ProbeDelegate: ShareBrokerDelegate {
 /// Wraps an eraser: before erasing, reports what a reader of the library sees at that moment.
 private struct ObservingEraser: SensitiveDataEraser {
     let inner: any SensitiveDataEraser
-    /// Unowned: the broker holds its erasers, so a strong reference would be a cycle (a leak that
-    /// LeakSanitizer reports at exit, failing `make sanitize`). Erasers run only inside the broker.
-    unowned let broker: ShareBroker
+    /// The broker, set once it is made (its configuration holds this eraser).
+    let slot: BrokerSlot
 
     var wipeName: String { inner.wipeName }
 
     func eraseSensitiveData() throws {
-        let transfer = try? broker.openIn(OutboundDocument(name: "probe.txt", bytes: Array("probe".utf8)),
+        guard let broker = slot.broker else { return try inner.eraseSensitiveData() }
+        let transfer = try? broker.openIn(Array("probe".utf8), named: "probe.txt",
                                          target: "com.acme.viewer")
         emit(["event": "step", "name": wipeName, "policy": WipeProbeCommand.policyState(broker),
               "openIn": transfer.map { $0.delivered ? "delivered" : "dummy" } ?? "error",
               "auth": "\(broker.currentSnapshot.authState)"])
         try inner.eraseSensitiveData()
     }
+}
+
+/// The broker an ``ObservingEraser`` observes, set after the broker is made. Weak: the broker
+/// holds its erasers, so a strong reference would be a cycle (a leak that LeakSanitizer reports at
+/// exit, failing `make sanitize`). Erasers run only inside the broker.
+private final class BrokerSlot: Sendable {
+    private struct Weak { weak var broker: ShareBroker? }
+    private let storage = Mutex(Weak())
+
+    var broker: ShareBroker? { storage.withLock { $0.broker } }
+
+    func set(_ broker: ShareBroker) { storage.withLock { $0.broker = broker } }
 }
 
 /// A stand-in for key material kept in a file: the eraser unlinks it.

@@ -93,7 +93,7 @@ struct DesktopBench: @unchecked Sendable {
     func run(_ target: String) -> String {
         do {
             let result = try handOff.openIn(file: document, target: target, broker: broker)
-            return result.transfer.file.path
+            return result.transfer.path
         } catch {
             fatalError("desktop hand-off failed: \(error)")
         }

@@ -29,8 +29,8 @@ final class SecureCopyFixture: @unchecked Sendable {
         }
         item = PasteboardItem(type: PasteboardItem.textType, bytes: randomBytes(size))
         // The benchmark must time a sealed write, and the paste must read the item back.
-        let result = try! broker.copy(item)
-        precondition(result.action == .writeSealed, "copy did not seal: \(result.action)")
+        let action = try! broker.copy(item)
+        precondition(action == .writeSealed, "copy did not seal: \(action)")
         precondition(platform.pasteboard.read().items.first?.type == PasteboardItem.sealedType)
         precondition(broker.paste() == item, "paste did not give the item back")
     }

@@ -14,8 +14,8 @@ import ShareBrokerTesting
 
 /// Drops every hand-over. Returns the name as the path too, so the benchmark itself allocates nothing.
 final class DiscardingOutbox: Outbox {
-    func handOver(name: String, bytes: [UInt8]) throws(OutboxError) -> HandedOverFile {
-        HandedOverFile(path: name, name: name)
+    func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {
+        name
     }
 }
 
@@ -161,11 +161,11 @@ let benchmarks: @Sendable () -> Void = {
     // blocked-attempt report, the delegate callback. One call per sample, so p99 is per call.
     for (label, extra) in [("small whitelist", 0), ("10k whitelist", 10_000)] {
         Benchmark("OpenIn blocked with dummy (\(label))") { benchmark, broker in
-            let document = OutboundDocument(name: "Q3 forecast.xlsx", bytes: [UInt8](repeating: 0x5A, count: 4096))
+            let document = (name: "Q3 forecast.xlsx", bytes: [UInt8](repeating: 0x5A, count: 4096))
             let target = blockedTarget()
             BenchmarkMode.measure(benchmark) {
                 do {
-                    blackHole(try broker.openIn(document, target: target, via: .documentInteraction))
+                    blackHole(try broker.openIn(document.bytes, named: document.name, target: target, via: .documentInteraction))
                 } catch {
                     fatalError("openIn: \(error)")
                 }

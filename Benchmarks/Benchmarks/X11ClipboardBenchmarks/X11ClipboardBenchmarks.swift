@@ -108,14 +108,14 @@ final class TwoApps: @unchecked Sendable {
         clearOwner = try broker("com.acme.a", ownerPasteboard, .authorized)
         paster = try broker("com.acme.b", pasterPasteboard, .authorized)
         item = PasteboardItem(type: PasteboardItem.textType, bytes: (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) })
-        guard try secureOwner.copy(item).action == .writeSealed, paster.paste() == item,
-              try clearOwner.copy(item).action == .writeClear, paster.paste() == item else {
+        guard try secureOwner.copy(item) == .writeSealed, paster.paste() == item,
+              try clearOwner.copy(item) == .writeClear, paster.paste() == item else {
             throw BenchError("the copy-then-paste round trip did not give the item back")
         }
     }
 
-    func secureRound() -> Bool { (try? secureOwner.copy(item))?.action == .writeSealed && paster.paste()?.bytes.count == item.bytes.count }
-    func clearRound() -> Bool { (try? clearOwner.copy(item))?.action == .writeClear && paster.paste()?.bytes.count == item.bytes.count }
+    func secureRound() -> Bool { (try? secureOwner.copy(item)) == .writeSealed && paster.paste()?.bytes.count == item.bytes.count }
+    func clearRound() -> Bool { (try? clearOwner.copy(item)) == .writeClear && paster.paste()?.bytes.count == item.bytes.count }
 }
 
 func xclipOut(display: String) -> Int {

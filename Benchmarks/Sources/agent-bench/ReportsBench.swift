@@ -136,7 +136,7 @@ func runReportsBenchmark(quick: Bool, executable: String, base: String) throws {
                 var last = begin
                 while last < end {
                     // A blocked copy: the decision, and the report sent to the agent.
-                    guard let result = try? broker.copy(item), result.action == .blocked else {
+                    guard let action = try? broker.copy(item), action == .blocked else {
                         FileHandle.standardError.write(Data("agent-bench: a copy was not blocked\n".utf8))
                         exit(1)
                     }

@@ -167,8 +167,8 @@ do {
     func measure(_ broker: ShareBroker) throws -> Double {
         let start = now()
         for _ in 0..<iterations {
-            let result = try broker.copy(item)
-            precondition(result.action == .writeSealed)
+            let action = try broker.copy(item)
+            precondition(action == .writeSealed)
         }
         return Double(now() - start) / Double(iterations)
     }
@@ -190,7 +190,7 @@ if CommandLine.arguments.contains("--breakdown") {
     let push = PolicyPushMessage(push: 7, policy: WirePolicy(update, expandedWhitelist: []), device: [])
     let body = AgentMessage.encode(push)
     let acks = AcknowledgmentBatch(id: "123-abcdef-9", push: 7, records: [WireAcknowledgment(
-        id: "123-abcdef-8", AcknowledgmentRecord(kind: .print, state: .applied, message: "", generation: 4))])
+        id: "123-abcdef-8", AcknowledgmentRecord(kind: .print, acknowledgment: .applied, generation: 4))])
     let ackBody = AgentMessage.encode(acks)
     func time(_ label: String, _ body: () -> Void) {
         let n = 20_000

@@ -53,7 +53,7 @@ func swiftCopy(_ iterations: Int) -> Double {
     let start = nowNanoseconds()
     for _ in 0..<iterations {
         do {
-            sink &+= try broker.copy(item).action == .writeSealed ? 1 : 0
+            sink &+= try broker.copy(item) == .writeSealed ? 1 : 0
         } catch {
             fatalError("copy: \(error)")
         }

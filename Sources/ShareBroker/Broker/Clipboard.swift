@@ -20,10 +20,11 @@ extension TransferRules {
     }
 }
 
-/// What a copy did.
-public struct CopyResult: Sendable, Hashable {
+/// What a copy did, with its decision (``ShareBroker/copy(_:fromWebView:)-(PasteboardItem,_)`` answers
+/// the action).
+package struct CopyResult: Sendable, Hashable {
     /// What was written: the item in the clear, a sealed item, or nothing.
-    public var action: CopyAction
+    package var action: CopyAction
     /// The decision, with its rule and generation.
     package var decision: CopyDecision
 }
@@ -147,8 +148,16 @@ extension ShareBroker {
     ///   - webView: the handle of the web view the content comes from, if any (see
     ///     ``webViews``): its effective identity decides whether the content is managed. Content
     ///     of an unmanaged identity is not restricted.
+    /// - Returns: what was written: the item in the clear, a sealed item, or nothing.
     @discardableResult
-    public func copy(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
+    public func copy(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyAction {
+        try copyResult(item, fromWebView: webView).action
+    }
+
+    /// ``copy(_:fromWebView:)-(PasteboardItem,_)`` with its decision (the C interface, the
+    /// simulator, the CLI and tests read the rule).
+    @discardableResult
+    package func copyResult(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
         // CollectionOfOne: a single-item copy allocates no array of its own on the hot path.
         try copy(representations: CollectionOfOne(item), fromWebView: webView)
     }
@@ -162,8 +171,15 @@ extension ShareBroker {
     ///   - representations: 1 to 16 items of distinct types, together at
     ///     most `EnvelopeFormat/maxPlaintextSize` bytes.
     ///   - webView: the web view the content comes from, if any, as for a single item.
+    /// - Returns: what was written: the items in the clear, sealed items, or nothing.
     @discardableResult
-    public func copy(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
+    public func copy(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyAction {
+        try copyResult(representations, fromWebView: webView).action
+    }
+
+    /// ``copy(_:fromWebView:)-([PasteboardItem],_)`` with its decision.
+    @discardableResult
+    package func copyResult(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
         try copy(representations: representations, fromWebView: webView)
     }
 
@@ -275,7 +291,7 @@ extension ShareBroker {
     ///
     /// A sealed item is refused, and the refusal reported as a blocked paste, when it was sealed
     /// under a retired key after the key's retirement (rule `sealedItemForged`: a deauthorized
-    /// app that kept its key), or is older than ``ShareBroker/sealedItemMaximumAge`` (rule
+    /// app that kept its key), or is older than ``ShareBroker/Configuration/sealedItemMaximumAge`` (rule
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
     /// (`sealedItemFromTheFuture`).
     public func pasteWithOrigin() -> PastedItem? {

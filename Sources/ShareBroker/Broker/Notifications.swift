@@ -62,17 +62,18 @@ package struct NotificationDecision: Sendable, Hashable {
     }
 }
 
-/// What the app may show in a notification: its own text, the generic text, or nothing.
-public struct NotificationContent: Sendable, Hashable {
+/// What the app may show in a notification: its own text, the generic text, or nothing, with
+/// the decision (``ShareBroker/notification(title:body:)`` answers the text only).
+package struct NotificationContent: Sendable, Hashable {
     /// The title to post; `nil` when nothing may be posted.
-    public var title: String?
+    package var title: String?
     /// The body to post; `nil` when there is none or nothing may be posted.
-    public var body: String?
+    package var body: String?
     /// The decision, with its rule and generation.
     package var decision: NotificationDecision
 
     /// Whether anything may be posted.
-    public var mayPost: Bool { decision.action != .blocked }
+    package var mayPost: Bool { decision.action != .blocked }
 }
 
 extension TransferRules {
@@ -105,15 +106,22 @@ extension ShareBroker {
         return TransferRules.notification(managed: snapshot.identity == .managed, in: snapshot)
     }
 
-    /// Asks before posting a desktop notification; post what this returns, and nothing if its
-    /// ``NotificationContent/title`` is `nil`.
+    /// Asks before posting a desktop notification; post what this returns, and nothing when it
+    /// is `nil`.
     ///
     /// Under ``NotificationPolicy/allow`` (and for unmanaged content) the app's own title and
     /// body come back; under ``NotificationPolicy/blockOrgData`` the title is a
     /// generic text ("You have new content. Open the app to see it.") and there is no body; under ``NotificationPolicy/block``,
     /// before the first policy and while the user is not authorized, nothing may be posted and
     /// the attempt is reported to the server (the rule, never the text).
-    public func notification(title: String, body: String? = nil) -> NotificationContent {
+    public func notification(title: String, body: String? = nil) -> (title: String, body: String?)? {
+        let content = notificationContent(title: title, body: body)
+        guard let title = content.title else { return nil }
+        return (title, content.body)
+    }
+
+    /// ``notification(title:body:)`` with the decision (the simulator and tests read its rule).
+    package func notificationContent(title: String, body: String? = nil) -> NotificationContent {
         let decision = decideNotification()
         switch decision.action {
         case .post:

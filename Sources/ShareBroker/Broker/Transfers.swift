@@ -1,26 +1,15 @@
 import ShareBrokerCrypto
 
-/// A document the app wants to hand to another app.
-public struct OutboundDocument: Sendable, Hashable {
-    /// Its file name, as the receiving app would see it.
-    public var name: String
-    /// Its bytes.
-    public var bytes: [UInt8]
-
-    /// Creates a document.
-    public init(name: String, bytes: [UInt8]) {
-        self.name = name
-        self.bytes = bytes
-    }
-}
-
 /// What a transfer handed over.
 public struct TransferResult: Sendable, Hashable {
     /// Whether the target got the document, with its original name and bytes (the decision
     /// allowed it); `false`: it got a dummy, an empty file with a mangled name.
     public var delivered: Bool { decision.allowed }
-    /// The file handed over.
-    public var file: HandedOverFile
+    /// Where the receiving app finds the file handed over (absolute; empty when nothing was
+    /// written, e.g. an activity sheet under a whitelist).
+    public var path: String
+    /// The file name the receiving app sees: the document's, or the dummy's mangled one.
+    public var name: String
     /// The decision and its rule.
     public var decision: Decision
 }
@@ -41,7 +30,7 @@ package struct HandOffRequest: Sendable, Hashable {
 }
 
 extension ShareBroker {
-    /// Decides an Open In without handing anything over: what ``openIn(_:target:via:)`` will do.
+    /// Decides an Open In without handing anything over: what ``openIn(_:named:target:via:)`` will do.
     /// Costs a snapshot load and a set lookup; never allocates.
     @inlinable @inline(__always)
     public func decideOpenIn(target: String, via channel: TransferChannel) -> Decision {
@@ -53,41 +42,40 @@ extension ShareBroker {
     /// An allowed target receives the document; any other receives an empty dummy with a mangled
     /// name, and the app's ``ShareBrokerDelegate/openInAttemptedWhenBlocked(policy:)`` is called.
     /// Before ready and while the user is not authorized every transfer gets a dummy.
-    public func openIn(_ document: OutboundDocument, target: String,
+    ///
+    /// - Parameters:
+    ///   - bytes: the document's bytes.
+    ///   - name: its file name, as the receiving app would see it.
+    ///   - target: the app it is handed to.
+    ///   - channel: how it is handed over.
+    public func openIn(_ bytes: [UInt8], named name: String, target: String,
                        via channel: TransferChannel = .documentInteraction) throws(ShareBrokerError) -> TransferResult {
         let outbox = platform.outbox
-        return try openIn(documentNamed: document.name, target: target, via: channel) { request throws(OutboxError) in
-            try outbox.handOver(name: request.name, bytes: request.delivers ? document.bytes : DummyFile.contents)
+        return try openIn(documentNamed: name, target: target, via: channel) { request throws(ShareBrokerError) in
+            try outbox.handOver(name: request.name, bytes: request.delivers ? bytes : DummyFile.contents)
         }
     }
 
-    /// The same decision, report and callback as ``openIn(_:target:via:)``, with the hand-off done
+    /// The same decision, report and callback as ``openIn(_:named:target:via:)``, with the hand-off done
     /// by `handOff`: for platform adapters that copy a document from a file and start the target
     /// themselves (the Linux desktop adapter). `handOff` gets the name to hand over (the original,
     /// or a fresh mangled dummy name) and whether the document itself may go; it is called once.
     package func openIn(documentNamed name: String, target: String, via channel: TransferChannel,
-                       handOff: (HandOffRequest) throws(OutboxError) -> HandedOverFile) throws(ShareBrokerError) -> TransferResult {
-        do {
-            try HandOverName.validate(name)
-        } catch {
-            throw .outbox(error)
-        }
+                       handOff: (HandOffRequest) throws(ShareBrokerError) -> String) throws(ShareBrokerError) -> TransferResult {
+        try HandOverName.validate(name)
         let snapshot = currentSnapshot
         let decision = TransferRules.openIn(target: target, via: channel, in: snapshot)
-        do {
-            if decision.allowed {
-                let file = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
-                                                      decision: decision))
-                return TransferResult(file: file, decision: decision)
-            }
-            let file = try handOff(HandOffRequest(name: DummyFile.mangledName(), delivers: false, target: target,
-                                                  channel: channel, decision: decision))
-            blocked("openIn", target: target, decision: decision, snapshot: snapshot)
-            if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
-            return TransferResult(file: file, decision: decision)
-        } catch {
-            throw .outbox(error)
+        if decision.allowed {
+            let path = try handOff(HandOffRequest(name: name, delivers: true, target: target, channel: channel,
+                                                  decision: decision))
+            return TransferResult(path: path, name: name, decision: decision)
         }
+        let dummyName = DummyFile.mangledName()
+        let path = try handOff(HandOffRequest(name: dummyName, delivers: false, target: target,
+                                              channel: channel, decision: decision))
+        blocked("openIn", target: target, decision: decision, snapshot: snapshot)
+        if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
+        return TransferResult(path: path, name: dummyName, decision: decision)
     }
 
     /// Opens a URL in another app, if the policy allows: custom schemes follow the Open In policy
@@ -99,7 +87,7 @@ extension ShareBroker {
             let scheme = try URLRules.scheme(of: url)
             if scheme == "http" || scheme == "https" { throw .webScheme(scheme) }
             result = try URLRules.decide(url: url, in: snapshot,
-                                         association: platform.urlOpener.association(forScheme: scheme))
+                                         association: (platform.urlOpener as? any SchemeAssociating)?.association(forScheme: scheme) ?? .deviceTable)
         } catch {
             switch error {
             case .missingScheme: throw .missingScheme

@@ -15,10 +15,12 @@ package enum URLRequestError: Error, Sendable, Hashable, CustomStringConvertible
     }
 }
 
-/// The result of deciding a URL: where it goes, and the rule.
+/// The result of deciding a URL: where it goes, and the rule. The URL was opened when
+/// ``handler`` names the app that opened it; otherwise ``decision`` says why not (its rule is
+/// ``DecisionRule/noHandler`` when no app on the device opens the scheme).
 public struct URLDecision: Sendable, Hashable {
-    /// What happens to the URL.
-    public enum Outcome: String, Sendable, Hashable {
+    /// What happens to the URL (the simulator's and the C interface's three outcomes).
+    package enum Outcome: String, Sendable, Hashable {
         /// The handler opens it.
         case opened
         /// The Open In policy blocks it.
@@ -28,7 +30,7 @@ public struct URLDecision: Sendable, Hashable {
     }
 
     /// What happens to the URL.
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// The app that opens it (`nil` when blocked or unhandled).
     public var handler: String?
     /// The app the URL was headed to, even when blocked (`nil` when no app handles the scheme).

@@ -1,6 +1,6 @@
 /// The kinds of policy change an app acknowledges back to the server.
 public enum AcknowledgedKind: String, Sendable, CaseIterable, Hashable {
-    /// `authStateApplied`: may never be ``PolicyState/unsupported``.
+    /// `authStateApplied`: may never be ``Acknowledgment/unsupported``.
     case auth
     /// `configApplied`.
     case config
@@ -14,43 +14,60 @@ public enum AcknowledgedKind: String, Sendable, CaseIterable, Hashable {
     case secureFileIO
 }
 
-/// How the app answers one policy change: what its callback returns.
-public struct Acknowledgment: Sendable, Hashable {
-    /// Applied, error, or unsupported.
-    public var state: PolicyState
-    /// Why; reported to the server log. Typically empty when applied.
-    public var message: String
+/// How the app answers one policy change: what its callback returns (AppConnect's
+/// `ACPolicyState` with its message).
+public enum Acknowledgment: Sendable, Hashable {
+    /// The app applied the change.
+    case applied
+    /// The app does not support this policy. Not allowed for authorization (reported as an error).
+    case unsupported
+    /// The app tried and failed, and says why (reported to the server log).
+    case error(String)
 
-    /// Creates an acknowledgment.
-    public init(_ state: PolicyState, message: String = "") {
-        self.state = state
-        self.message = message
+    /// The `ACPolicyState` code: 0 unsupported, 1 applied, 2 error (the wire's and the C
+    /// interface's `SB_POLICY_STATE_*`).
+    package var state: PolicyState {
+        switch self {
+        case .applied: .applied
+        case .unsupported: .unsupported
+        case .error: .error
+        }
     }
 
-    /// The app applied the change.
-    public static let applied = Acknowledgment(.applied)
-    /// The app does not support this policy. Not allowed for authorization.
-    public static let unsupported = Acknowledgment(.unsupported)
-    /// The app tried and failed, and says why.
-    public static func error(_ message: String) -> Acknowledgment { Acknowledgment(.error, message: message) }
+    /// The app's message: empty unless ``error(_:)``.
+    package var message: String {
+        if case .error(let message) = self { return message }
+        return ""
+    }
+
+    /// The acknowledgment of `state` with `message` (kept only for an error).
+    package init(_ state: PolicyState, message: String = "") {
+        switch state {
+        case .applied: self = .applied
+        case .unsupported: self = .unsupported
+        case .error: self = .error(message)
+        }
+    }
 }
 
 /// One acknowledgment as the server receives it.
 public struct AcknowledgmentRecord: Sendable, Hashable {
     /// Which policy it answers.
     public var kind: AcknowledgedKind
-    /// Applied, error, or unsupported.
-    public var state: PolicyState
-    /// The app's message, or the library's when it had to correct the answer.
-    public var message: String
+    /// The answer: the app's, or the library's when it had to correct it.
+    public var acknowledgment: Acknowledgment
     /// The snapshot generation the acknowledgment answers.
     public var generation: UInt64
 
+    /// Applied, error, or unsupported (the code).
+    package var state: PolicyState { acknowledgment.state }
+    /// The message (empty unless an error).
+    package var message: String { acknowledgment.message }
+
     /// Creates a record.
-    public init(kind: AcknowledgedKind, state: PolicyState, message: String, generation: UInt64) {
+    public init(kind: AcknowledgedKind, acknowledgment: Acknowledgment, generation: UInt64) {
         self.kind = kind
-        self.state = state
-        self.message = message
+        self.acknowledgment = acknowledgment
         self.generation = generation
     }
 }

@@ -4,7 +4,8 @@ import ShareBrokerCrypto
 /// broker's calls (the lifecycle, transfers, the clipboard and web views). A policy block is not
 /// an error: it is a normal outcome of the call.
 ///
-/// The adapters' own errors come wrapped where they matter (``outbox(_:)``); secure files throw
+/// The platform adapters throw it too (a hand-over that failed, a key custodian without keys),
+/// so one type says what went wrong wherever it happened; secure files throw
 /// ``SecureFileError``, whose codes follow AppConnect's `ACError`.
 public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible {
     // MARK: Lifecycle
@@ -19,11 +20,22 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
     /// operation, the path and the fix (make the folder writable, or free space).
     case offlineTimers(reason: String)
 
+    /// ``ShareBroker/secureFiles(directory:maximumFileSize:)`` was asked for a folder that
+    /// ``ShareBroker/Configuration/secureFileDirectories`` does not name. Add it to the
+    /// configuration, so that a retire erases it.
+    case secureFileDirectoryNotConfigured(String)
+
     // MARK: Transfers
 
-    /// The hand-over could not be written (``ShareBroker/openIn(_:target:via:)``); nothing was
-    /// handed over. The ``OutboxError`` says why.
-    case outbox(OutboxError)
+    /// The document name is empty, `.`/`..`, or holds `/` or NUL; nothing was handed over
+    /// (``ShareBroker/openIn(_:named:target:via:)``). Rename the document.
+    case invalidDocumentName
+    /// The file system refused the hand-over's write (`errno`); nothing was handed over. Check
+    /// the outbox folder and free space.
+    case handOverWriteFailed(path: String, errno: Int32)
+    /// A platform adapter could not hand the file to the target app; `reason` says why and what
+    /// to do (never the document's name or content).
+    case handOffFailed(reason: String)
     /// The URL has no valid scheme (RFC 3986: a letter, then letters, digits, `+`, `-` or `.`,
     /// then `:`); nothing was opened. Pass a URL such as `mailto:...` or `sheets:...`.
     case missingScheme
@@ -44,6 +56,15 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
     /// The platform's pasteboard refused the write (`reason` is the adapter's error); the
     /// pasteboard keeps what it had. Try again, or check the pasteboard adapter.
     case pasteboardWriteFailed(reason: String)
+
+    // MARK: Secure services (the key custodian)
+
+    /// Secure services are unavailable (no keys delivered, or the keys were wiped): SecureCopy
+    /// writes fail and nothing is written; pastes read unsecured content only.
+    case secureServicesUnavailable
+    /// The app with this bundle id is not entitled to the group's keys (never entitled, or
+    /// revoked). Ids are matched exactly, never by prefix or case-insensitively.
+    case notEntitled(String)
 
     // MARK: Web views
 
@@ -66,7 +87,19 @@ public enum ShareBrokerError: Error, Sendable, Hashable, CustomStringConvertible
         case .alreadyStarted: "the library was already started; call start(delegate:) once per process"
         case .notReady: "no policy has arrived yet; wait for appConnectIsReady before reading policies"
         case .offlineTimers(let reason): "the offline timers could not record the confirmation: \(reason)"
-        case .outbox(let e): e.description
+        case .secureFileDirectoryNotConfigured(let folder):
+            "'\(folder)' is not one of the configuration's secure-file folders; add it to "
+                + "ShareBroker.Configuration.secureFileDirectories, so that a retire erases it"
+        case .invalidDocumentName:
+            "the document name must not be empty, '.' or '..', nor contain '/' or NUL; rename the document"
+        case .handOverWriteFailed(let path, let code):
+            "could not write \(path) (errno \(code)); check that the outbox folder exists and is writable"
+        case .handOffFailed(let reason):
+            reason
+        case .secureServicesUnavailable:
+            "secure services are unavailable; SecureCopy writes fail until keys are delivered"
+        case .notEntitled(let appID):
+            "the app '\(appID)' is not entitled to the group's keys; entitle it with the key custodian"
         case .missingScheme: URLRequestError.missingScheme.description
         case .webScheme(let scheme): URLRequestError.webScheme(scheme).description
         case .itemTooLarge(let size, let limit):

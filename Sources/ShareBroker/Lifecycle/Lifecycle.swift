@@ -4,7 +4,9 @@ import Logging
 /// delegate callbacks and acknowledgments. It is the only writer of snapshots.
 struct LifecycleState: ~Copyable {
     var started = false
-    var erasers: [any SensitiveDataEraser] = []
+    /// The configuration's erasers (and, for the C interface's attached brokers only, those
+    /// added after start: ``ShareBroker/addEraserAfterStart(_:)``).
+    var erasers: [any SensitiveDataEraser]
 }
 
 extension ShareBroker {
@@ -21,8 +23,17 @@ extension ShareBroker {
     ///
     /// Every update is a confirmation for the offline timers (which `ManagedApp` runs);
     /// a confirmation that cannot be saved is logged, and counts in memory.
+    ///
+    /// The acknowledgments go to the platform's report sink (`RecordingReportSink` in
+    /// ShareBrokerTesting keeps them for a test to read).
+    public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) {
+        try applyReporting(update)
+    }
+
+    /// ``apply(_:)``, answering what the update did: the callbacks invoked, the acknowledgments
+    /// reported, whether it wiped (the agent client, the C interface, the simulator, tests).
     @discardableResult
-    public func apply(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
+    package func applyReporting(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
         let outcome = try applyUnconfirmed(update)
         if let error = recordConfirmation(release: false).saveError {
             logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
@@ -79,25 +90,24 @@ extension ShareBroker {
         try swap { $0.with(device: device) }
     }
 
-    /// Secure services became available or unavailable (the key custodian reports it).
+    /// Secure services became available or unavailable (the key custodian, the agent client,
+    /// reports it).
     @discardableResult
-    public func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {
+    package func setSecureServices(_ availability: SecureServicesAvailability) throws(ShareBrokerError) -> UpdateOutcome {
         try swap { $0.with(secureServices: availability) }
     }
 
     /// The app switched accounts: content from now on is managed or unmanaged. Decisions made
     /// after this call use the new identity. No callback, no acknowledgment.
-    @discardableResult
-    public func setIdentity(_ identity: ManagedIdentity) throws(ShareBrokerError) -> UpdateOutcome {
-        try swap { $0.with(identity: identity) }
+    public func setIdentity(_ identity: ManagedIdentity) throws(ShareBrokerError) {
+        _ = try swap { $0.with(identity: identity) }
     }
 
-    /// Registers a holder of sensitive data that a retire must erase.
-    ///
-    /// Register every eraser before ``start(delegate:)``: a retire interrupted by a crash is
-    /// finished inside the next `start`, with the erasers registered at that moment; a step of
-    /// the journal whose eraser is not registered by then is reported as not wiped.
-    public func registerEraser(_ eraser: any SensitiveDataEraser) {
+    /// Adds an eraser to a broker that was started already, for the C interface's
+    /// `sb_broker_register_eraser` on brokers from `sb_broker_attach` (which starts them): later
+    /// retires run it, but a retire a crash interrupted was finished at start without it. Swift
+    /// apps give their erasers in ``Configuration/erasers``.
+    package func addEraserAfterStart(_ eraser: any SensitiveDataEraser) {
         lifecycle.withLock { $0.erasers.append(eraser) }
     }
 
@@ -165,11 +175,11 @@ extension ShareBroker {
     /// "unsupported" is not allowed: it is reported as an error that says so.
     private func report(_ kind: AcknowledgedKind, _ answer: Acknowledgment, generation: UInt64) -> AcknowledgmentRecord {
         var answer = answer
-        if kind == .auth && answer.state == .unsupported {
+        if kind == .auth && answer == .unsupported {
             logger.error("the app answered an authorization change with 'unsupported', which is not allowed; reported as error")
             answer = .error("authorization changes cannot be answered unsupported; every app must handle them")
         }
-        let record = AcknowledgmentRecord(kind: kind, state: answer.state, message: answer.message, generation: generation)
+        let record = AcknowledgmentRecord(kind: kind, acknowledgment: answer, generation: generation)
         platform.reportSink.acknowledged(record)
         return record
     }

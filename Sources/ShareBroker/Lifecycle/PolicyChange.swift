@@ -33,16 +33,17 @@ package enum PolicyChange: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// What one update did: the callbacks invoked, the acknowledgments reported, whether it wiped.
-public struct UpdateOutcome: Sendable, Hashable {
+/// What one update did: the callbacks invoked, the acknowledgments reported, whether it wiped
+/// (``ShareBroker/applyReporting(_:)``).
+package struct UpdateOutcome: Sendable, Hashable {
     /// The callbacks the library invoked, in order.
     package var changes: [PolicyChange]
     /// The acknowledgments reported to the server for this update, in order.
-    public var acknowledgments: [AcknowledgmentRecord]
+    package var acknowledgments: [AcknowledgmentRecord]
     /// Whether the update retired the app and wiped its sensitive data.
-    public var wiped: Bool
+    package var wiped: Bool
     /// The generation of the snapshot the update installed.
-    public var generation: UInt64
+    package var generation: UInt64
 
     /// Creates an outcome.
     package init(changes: [PolicyChange] = [], acknowledgments: [AcknowledgmentRecord] = [],

@@ -2,7 +2,7 @@
 ///
 /// Two callbacks are required: ``appConnectIsReady()`` and ``authStateChanged(to:message:)``.
 /// The others have default implementations: an app implements only those it needs, and an
-/// acknowledged callback it does not implement is acknowledged as ``PolicyState/unsupported``
+/// acknowledged callback it does not implement is acknowledged as ``Acknowledgment/unsupported``
 /// on its behalf.
 ///
 /// Callbacks run on the thread that delivered the change, while the library holds its update
@@ -12,7 +12,7 @@ public protocol ShareBrokerDelegate: AnyObject, Sendable {
     /// The first policy has arrived: properties are readable from now on. Owes no acknowledgment.
     func appConnectIsReady()
     /// The authorization state or its message changed. Required; the answer may never be
-    /// ``PolicyState/unsupported`` (the library reports such an answer to the server as an error).
+    /// ``Acknowledgment/unsupported`` (the library reports such an answer to the server as an error).
     func authStateChanged(to state: AuthState, message: String) -> Acknowledgment
 
     /// The app-specific configuration changed.

@@ -1,9 +1,9 @@
 /// Something that holds sensitive data and erases it on retire: key material, the app's
 /// pasteboard items, registered files, stored credentials.
 ///
-/// Register erasers with ``ShareBroker/registerEraser(_:)`` **before**
-/// ``ShareBroker/start(delegate:)``: a retire interrupted by a crash is finished inside the next
-/// `start`, and it matches the steps of its journal to erasers by ``wipeName``.
+/// Give erasers in ``ShareBroker/Configuration/erasers``: a retire interrupted by a crash is
+/// finished inside the next ``ShareBroker/start(delegate:)``, and it matches the steps of its
+/// journal to the configuration's erasers by ``wipeName``.
 public protocol SensitiveDataEraser: Sendable {
     /// A short, stable name for the wipe journal and the wipe report (never content). Erasers
     /// that share a name run as one step.

@@ -10,41 +10,20 @@ public protocol SecureServices: Sendable {
 
     /// The group's key ring for the app with bundle id `appID` (matched exactly).
     ///
-    /// - Throws: ``SecureServicesError/unavailable`` when secure services are unavailable;
-    ///   ``SecureServicesError/notEntitled(_:)`` when the app is not entitled to the group's keys.
-    func keyRing(for appID: String) throws(SecureServicesError) -> KeyRing
+    /// - Throws: ``ShareBrokerError/secureServicesUnavailable`` when secure services are unavailable;
+    ///   ``ShareBrokerError/notEntitled(_:)`` when the app is not entitled to the group's keys.
+    func keyRing(for appID: String) throws(ShareBrokerError) -> KeyRing
 
     /// The secure-file keys of the app with bundle id `appID` (matched exactly): that app's own
     /// generations only, newest first, never another app's. Secure files (format version 2) are
     /// sealed under the newest and open under any of them.
     ///
-    /// - Throws: ``SecureServicesError/unavailable`` when secure services are unavailable;
-    ///   ``SecureServicesError/notEntitled(_:)`` when the app is not entitled to keys.
-    func fileKeys(for appID: String) throws(SecureServicesError) -> FileKeyRing
+    /// - Throws: ``ShareBrokerError/secureServicesUnavailable`` when secure services are unavailable;
+    ///   ``ShareBrokerError/notEntitled(_:)`` when the app is not entitled to keys.
+    func fileKeys(for appID: String) throws(ShareBrokerError) -> FileKeyRing
 
     /// The app `appID` is retired: forget and zero whatever key material it holds, and make sure
     /// it never receives a key that seals new items. Items sealed before stay readable to the
     /// apps still authorized.
     func relinquishKeys(for appID: String) throws(SealingError)
-}
-
-/// Why the key custodian did not hand out a key ring.
-public enum SecureServicesError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Secure services are unavailable (no keys delivered, passcode not entered, or the keys
-    /// were wiped). SecureCopy writes must fail and nothing may be written; pastes read
-    /// unsecured content only.
-    case unavailable
-    /// The app with this bundle id is not entitled to the group's keys (never entitled, or
-    /// revoked). Ids are matched exactly, never by prefix or case-insensitively.
-    case notEntitled(String)
-
-    /// What went wrong and what to do, in one line.
-    public var description: String {
-        switch self {
-        case .unavailable:
-            "secure services are unavailable; SecureCopy writes fail until keys are delivered"
-        case .notEntitled(let appID):
-            "the app '\(appID)' is not entitled to the group's keys; entitle it with the key custodian"
-        }
-    }
 }

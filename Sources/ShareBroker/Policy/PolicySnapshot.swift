@@ -38,7 +38,7 @@ public final class PolicySnapshot: Sendable {
     /// The app-specific configuration.
     public let config: [String: String]
     /// The app's static settings.
-    public let manifest: AppManifest
+    package let manifest: AppManifest
     /// The other apps on the device.
     @usableFromInline package let device: DeviceApps
     /// Whose content the app shows now: managed (the default) or a personal, unmanaged account.

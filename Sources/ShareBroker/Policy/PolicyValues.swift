@@ -74,8 +74,9 @@ public enum SecureServicesAvailability: Int32, Sendable, CaseIterable, Hashable 
     case available = 1
 }
 
-/// How the app answered a policy change (AppConnect's `ACPolicyState`).
-public enum PolicyState: Int32, Sendable, CaseIterable, Hashable {
+/// How the app answered a policy change (AppConnect's `ACPolicyState`): the code of an
+/// ``Acknowledgment`` on the wire and in the C interface.
+package enum PolicyState: Int32, Sendable, CaseIterable, Hashable {
     /// The app does not support this policy.
     case unsupported = 0
     /// The app applied the policy.

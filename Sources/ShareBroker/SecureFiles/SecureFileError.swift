@@ -31,8 +31,9 @@ package enum SecureFileErrorCode: Int32, Sendable, CaseIterable, Hashable {
     case `internal` = 444
 }
 
-/// Why the key custodian's keys could not be used for secure files.
-public enum SecureFileNoKeysReason: Sendable, Hashable, CustomStringConvertible {
+/// Why the key custodian's keys could not be used for secure files: the text of
+/// ``SecureFileError/noKeys(reason:)``.
+package enum SecureFileNoKeysReason: Sendable, Hashable, CustomStringConvertible {
     /// No policy has arrived yet; sensitive data is not reachable before ready.
     case notReady
     /// The user is not authorized (or the app was retired).
@@ -46,7 +47,7 @@ public enum SecureFileNoKeysReason: Sendable, Hashable, CustomStringConvertible 
     /// libsodium could not start in this process.
     case cryptoUnavailable
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notReady: "the library is not ready (no policy has arrived yet)"
         case .notAuthorized: "the user is not authorized"
@@ -68,10 +69,17 @@ public enum SecureFileNoKeysReason: Sendable, Hashable, CustomStringConvertible 
 /// and ``posixErrorCode`` to the `errno` a POSIX-like call would set. No case carries file
 /// contents or key bytes.
 public enum SecureFileError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// No keys: secure services are unavailable, or the user may not reach sensitive data now.
+    /// No keys: secure services are unavailable, or the user may not reach sensitive data now;
+    /// `reason` says which, in words (the library is not ready, the user is not authorized,
+    /// secure services are unavailable, the app is not entitled, the keys were wiped).
     /// Nothing was read or written. Wait for the keys (``ShareBrokerDelegate`` reports ready,
     /// authorization and secure services) and try again. `ACError` NoKeys, `EACCES`.
-    case noKeys(SecureFileNoKeysReason)
+    case noKeys(reason: String)
+
+    /// ``noKeys(reason:)`` for `reason`.
+    package static func noKeys(_ reason: SecureFileNoKeysReason) -> SecureFileError {
+        .noKeys(reason: reason.description)
+    }
     /// The secure file I/O policy is `required`, so a plaintext write through this API was
     /// refused; nothing was written. Write through ``SecureFileStore/write(_:to:)-([UInt8],_)``
     /// instead. `ACError` InvalidArg, `EPERM`.

@@ -150,7 +150,7 @@ public final class SecureFileReader {
     /// past it), like `pread`.
     ///
     /// - Throws: ``SecureFileError/negativeLength(_:)`` for a negative offset or count;
-    ///   ``SecureFileError/closed``; ``SecureFileError/noKeys(_:)``;
+    ///   ``SecureFileError/closed``; ``SecureFileError/noKeys(reason:)``;
     ///   ``SecureFileError/corruptChunk(index:)``, ``SecureFileError/chunkOutOfOrder(position:foundIndex:)``,
     ///   ``SecureFileError/truncated(expectedSize:actualSize:)`` (the file shrank while open);
     ///   ``SecureFileError/io(operation:path:code:)``. No plaintext of a failing read is returned.

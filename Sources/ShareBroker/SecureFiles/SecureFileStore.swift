@@ -9,7 +9,7 @@ import ShareBrokerPOSIX
 /// The app's own sensitive files, encrypted at rest, in one folder.
 ///
 /// ```swift
-/// let files = broker.secureFiles(directory: appSupport + "/secure")
+/// let files = try broker.secureFiles(directory: appSupport + "/secure")   // a configured folder
 /// try files.write(Array(notes.utf8), to: "notes.txt")          // atomic, encrypted
 /// let writer = try files.createFile("video.mov")                 // streaming, bounded memory
 /// try writer.write(part1); try writer.write(part2); try writer.close()
@@ -31,7 +31,7 @@ import ShareBrokerPOSIX
 /// entitlement), so files stay readable however often keys rotate. Legacy version 1 files,
 /// sealed under a group key, still open (read only) through the group's `KeyRing`. Before the
 /// library is ready, while the user is not authorized, or when secure services are unavailable
-/// it throws ``SecureFileError/noKeys(_:)`` (`ACError` NoKeys).
+/// it throws ``SecureFileError/noKeys(reason:)`` (`ACError` NoKeys).
 /// Readers and writers check again on every call, so a retire or a lost authorization stops
 /// them at the next read or write.
 ///
@@ -44,8 +44,9 @@ import ShareBrokerPOSIX
 /// the new one, never a mix, and a write that fails or is abandoned leaves the old one intact.
 ///
 /// **Retire.** A retire zeroes the keys this process holds, but the group key lives on with the
-/// custodian for the group's other apps. A store made by ``ShareBroker/secureFiles(directory:maximumFileSize:)``
-/// is remembered, so a retire also erases its files.
+/// custodian for the group's other apps. ``ShareBroker/secureFiles(directory:maximumFileSize:)``
+/// opens stores only over the configuration's ``ShareBroker/Configuration/secureFileDirectories``,
+/// which a retire erases.
 ///
 /// A store is immutable and may be shared between threads; its readers and writers are not.
 public final class SecureFileStore: Sendable {
@@ -66,8 +67,8 @@ public final class SecureFileStore: Sendable {
     /// A store whose keys, authorization and policy come from `broker`: files can be opened or
     /// created only while the library is ready, the user is authorized and secure services are
     /// available, and plaintext writes follow the broker's secure file I/O policy. Apps use
-    /// ``ShareBroker/secureFiles(directory:maximumFileSize:)``, which also registers the folder
-    /// for a retire's wipe.
+    /// ``ShareBroker/secureFiles(directory:maximumFileSize:)``, over a configured folder that a
+    /// retire wipes.
     ///
     /// - Parameters:
     ///   - broker: the library instance of this app.
@@ -115,7 +116,7 @@ public final class SecureFileStore: Sendable {
     /// Starts writing the encrypted file `name`; the file appears (replacing any file of that
     /// name) only when ``SecureFileWriter/close()`` succeeds.
     ///
-    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(_:)``,
+    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(reason:)``,
     ///   ``SecureFileError/outOfMemory``, ``SecureFileError/io(operation:path:code:)``.
     public func createFile(_ name: String) throws(SecureFileError) -> SecureFileWriter {
         let path = try path(for: name)
@@ -128,7 +129,7 @@ public final class SecureFileStore: Sendable {
     /// the file's size checked against it before this returns; chunks are authenticated as
     /// they are read.
     ///
-    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(_:)``,
+    /// - Throws: ``SecureFileError/invalidName(_:)``, ``SecureFileError/noKeys(reason:)``,
     ///   ``SecureFileError/notFound(_:)``, ``SecureFileError/notARegularFile(_:)``,
     ///   ``SecureFileError/notASecureFile``, ``SecureFileError/unsupportedVersion(_:)``,
     ///   ``SecureFileError/unknownKey(id:)`` (another app's file, or a key this app no longer
@@ -311,7 +312,7 @@ enum SecureFileAccess: Sendable {
 
     /// The app's file keys, to create files (version 2) and open version 2 files with.
     ///
-    /// - Throws: ``SecureFileError/noKeys(_:)`` with the reason.
+    /// - Throws: ``SecureFileError/noKeys(reason:)`` with the reason.
     func fileKeys() throws(SecureFileError) -> FileKeyRing {
         let keys: FileKeyRing
         switch self {
@@ -331,7 +332,7 @@ enum SecureFileAccess: Sendable {
 
     /// The group's key ring, to open legacy version 1 files with (`keyID` is the file's).
     ///
-    /// - Throws: ``SecureFileError/noKeys(_:)`` with the reason; ``SecureFileError/unknownKey(id:)``
+    /// - Throws: ``SecureFileError/noKeys(reason:)`` with the reason; ``SecureFileError/unknownKey(id:)``
     ///   when no group ring was given to a store over keys held directly.
     func legacyKeyRing(keyID: UInt32) throws(SecureFileError) -> KeyRing {
         let ring: KeyRing
@@ -351,11 +352,9 @@ enum SecureFileAccess: Sendable {
         return ring
     }
 
-    private static func noKeys(_ error: SecureServicesError) -> SecureFileError {
-        switch error {
-        case .unavailable: .noKeys(.secureServicesUnavailable)
-        case .notEntitled: .noKeys(.notEntitled)
-        }
+    private static func noKeys(_ error: ShareBrokerError) -> SecureFileError {
+        if case .notEntitled = error { return .noKeys(.notEntitled) }
+        return .noKeys(.secureServicesUnavailable)
     }
 
     /// Checks, on every read and write, that the user may still reach sensitive data.
@@ -382,15 +381,18 @@ extension ShareBroker {
     /// keys, authorization and secure file I/O policy.
     ///
     /// - Parameters:
-    ///   - directory: the folder for the files (created, mode 0700, on the first write).
+    ///   - directory: one of the configuration's ``Configuration/secureFileDirectories`` (created,
+    ///     mode 0700, on the first write; a trailing `/` does not matter).
     ///   - maximumFileSize: the cap on a file's plaintext size.
-    ///
-    /// The folder is remembered: a retire erases everything in it (wipe step
-    /// `sharebroker.secure-files`). Open the stores before ``start(delegate:)`` so that a retire
-    /// interrupted by a crash is finished over these folders too.
+    /// - Throws: ``ShareBrokerError/secureFileDirectoryNotConfigured(_:)`` for a folder the
+    ///   configuration does not name: every folder of encrypted files is known before
+    ///   ``start(delegate:)``, so a retire (and one a crash interrupted, finished at start)
+    ///   erases everything in it (wipe step `sharebroker.secure-files`).
     public func secureFiles(directory: String,
-                            maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) -> SecureFileStore {
-        secureFileDirectories.withLock { if !$0.contains(directory) { $0.append(directory) } }
+                            maximumFileSize: Int = SecureFileStore.defaultMaximumFileSize) throws(ShareBrokerError) -> SecureFileStore {
+        guard secureFileDirectories.contains(Self.normalizedFolder(directory)) else {
+            throw .secureFileDirectoryNotConfigured(directory)
+        }
         return SecureFileStore(broker: self, directory: directory, maximumFileSize: maximumFileSize)
     }
 }

@@ -111,7 +111,7 @@ public final class SecureFileWriter {
     /// Appends `bytes` to the file.
     ///
     /// - Throws: ``SecureFileError/closed`` after ``close()``, ``abandon()`` or an earlier
-    ///   failure; ``SecureFileError/noKeys(_:)`` if the keys were wiped or the user may no
+    ///   failure; ``SecureFileError/noKeys(reason:)`` if the keys were wiped or the user may no
     ///   longer reach sensitive data; ``SecureFileError/fileTooBig(size:limit:)`` past the
     ///   store's cap; ``SecureFileError/io(operation:path:code:)``. Every failure abandons the
     ///   writer: nothing reaches the target file.
@@ -162,7 +162,7 @@ public final class SecureFileWriter {
     /// whatever happens.
     ///
     /// - Throws: ``SecureFileError/closed`` if already closed or abandoned;
-    ///   ``SecureFileError/noKeys(_:)``; ``SecureFileError/io(operation:path:code:)``. A failure
+    ///   ``SecureFileError/noKeys(reason:)``; ``SecureFileError/io(operation:path:code:)``. A failure
     ///   before the rename leaves the previous version of the file intact; a failure to fsync
     ///   the folder after it (reported as `io`) leaves the new file in place, possibly not yet
     ///   durable.

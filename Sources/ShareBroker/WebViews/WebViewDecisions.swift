@@ -57,19 +57,20 @@ public struct WebViewResolution: Sendable, Hashable {
     public var allowsPaste: Bool { !blocksUploadAndPaste }
 }
 
-/// Where a web view's navigation goes.
-public struct WebViewNavigation: Sendable, Hashable {
+/// Where a web view's navigation goes, and how that was decided (``ShareBroker/navigate(_:to:)``
+/// answers the first part).
+package struct WebViewNavigation: Sendable, Hashable {
     /// Whether the managed browser opens the URL instead of the web view (the simulator's
     /// `"managedBrowser"`); `false`: the web view loads it (`"webView"`).
-    public let opensInManagedBrowser: Bool
+    package let opensInManagedBrowser: Bool
     /// Whether the web view's ``ExternalURLDelegate`` was asked: only for an effectively
     /// managed web view that has one.
-    public let delegateConsulted: Bool
+    package let delegateConsulted: Bool
     /// Whether the URL counted as external: the delegate's answer when it was asked, otherwise
     /// `false`.
-    public let isExternal: Bool
+    package let isExternal: Bool
     /// The web view's effective identity when the navigation was decided.
-    public let resolution: WebViewResolution
+    package let resolution: WebViewResolution
 
     /// Creates a navigation decision.
     package init(opensInManagedBrowser: Bool, delegateConsulted: Bool, isExternal: Bool, resolution: WebViewResolution) {

@@ -230,7 +230,7 @@ public final class WebViewHierarchy: Sendable {
     ///   - treatAllWebViewsAsUnmanaged: the manifest's `TreatAllWebViewsAsUnmanaged`.
     ///   - managedBrowserRequired: the policy's ``PolicySnapshot/managedBrowserRequired``.
     /// - Throws: ``ShareBrokerError/foreignHandle`` when the handle belongs to another hierarchy.
-    public func navigate(
+    package func navigate(
         _ view: WebViewHandle, to url: String, currentIdentity: ManagedIdentity,
         treatAllWebViewsAsUnmanaged: Bool, managedBrowserRequired: Bool
     ) throws(ShareBrokerError) -> WebViewNavigation {

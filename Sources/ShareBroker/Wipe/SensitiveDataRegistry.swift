@@ -33,14 +33,15 @@ package enum SensitiveDataRegistryError: Error, Sendable, Hashable, CustomString
 /// let registry = SensitiveDataRegistry(credentialStore: FileCredentialStore(directory: stateDir + "/credentials"))
 /// try registry.registerLocation(documentsDir)
 /// try registry.registerCredential(id: "oauth-refresh-token")
-/// broker.registerSensitiveData(registry)
+/// let broker = ShareBroker(appID: id, platform: platform,
+///                          configuration: .init(stateDirectory: state, erasers: registry.erasers))
 /// try broker.start(delegate: app)
 /// ```
 ///
 /// The registry provides two erasers (``erasers``): ``filesWipeName`` erases the registered
 /// locations, ``credentialsWipeName`` deletes the registered credentials. Each reads the registry
 /// when it runs, so locations registered later are erased too. Key material and pasteboard items
-/// have erasers of their own, registered with ``ShareBroker/registerEraser(_:)``.
+/// have erasers of their own, given in ``ShareBroker/Configuration/erasers``.
 package final class SensitiveDataRegistry: Sendable {
     /// The wipe name of the eraser of registered folders and files.
     package static let filesWipeName = "files"
@@ -172,14 +173,4 @@ package struct SensitiveDataWipeError: Error, Sendable, Hashable, CustomStringCo
     }
 
     package var description: String { failures.joined(separator: "; ") }
-}
-
-extension ShareBroker {
-    /// Registers the erasers of `registry` (``SensitiveDataRegistry/erasers``).
-    ///
-    /// Call it before ``start(delegate:)``, like every eraser registration: a retire that a
-    /// crash interrupted is finished during `start` with the erasers registered by then.
-    package func registerSensitiveData(_ registry: SensitiveDataRegistry) {
-        for eraser in registry.erasers { registerEraser(eraser) }
-    }
 }

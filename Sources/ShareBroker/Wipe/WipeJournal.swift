@@ -25,8 +25,8 @@ package enum WipeJournalError: Error, Sendable, Hashable, CustomStringConvertibl
 /// The durable record of a retire in progress, so that a wipe interrupted by a crash is
 /// finished at the next ``ShareBroker/start(delegate:)`` before anything can read data.
 ///
-/// The broker keeps one in the state folder an app gives to
-/// ``ShareBroker/init(appID:manifest:platform:stateDirectory:logger:)``, a folder of the app's
+/// The broker keeps one in the state folder an app gives in
+/// ``ShareBroker/Configuration/stateDirectory``, a folder of the app's
 /// own that survives restarts. Without a journal a retire still wipes, but a crash half way
 /// leaves the rest of the data in place.
 ///

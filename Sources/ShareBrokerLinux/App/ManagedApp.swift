@@ -21,7 +21,7 @@ import ShareBrokerAgentProtocol
 ///
 /// It also runs the policy's offline timers (``OfflinePolicy``): while the agent is connected it
 /// confirms the policy (often enough for the shortest period), the last confirmation is kept in
-/// ``Configuration/offlineStateDirectory`` across restarts, and every second it checks the timers,
+/// the state folder (``Configuration/broker``'s `stateDirectory`) across restarts, and every second it checks the timers,
 /// so within a second of the access-check period every transfer fails closed and the app is
 /// told, and past the wipe period the app retires itself.
 public final class ManagedApp: Sendable {
@@ -39,23 +39,26 @@ public final class ManagedApp: Sendable {
         public var outbox: (any Outbox)?
         /// How allowed URLs open (default: the desktop's scheme handlers through GIO).
         public var urlOpener: (any URLOpener)?
-        /// The app's state folder, which only this user can read and which survives logouts and
-        /// reboots: the wipe journal, the record of the app's last pasteboard write, and the
-        /// offline timers' last confirmation (default: `$XDG_STATE_HOME/sharebroker/APP-ID`, else
-        /// `~/.local/state/sharebroker/APP-ID`).
-        public var offlineStateDirectory: String?
+        /// What the broker must have before it starts: the app's erasers, its secure-file
+        /// folders, the sealed items' maximum age, web views, the logger, the static settings. Its
+        /// `stateDirectory` is the app's state folder, which only this user can read and which
+        /// survives logouts and reboots: the wipe journal, the record of the app's last
+        /// pasteboard write, and the offline timers' last confirmation (`nil`, the default:
+        /// `$XDG_STATE_HOME/sharebroker/APP-ID`, else `~/.local/state/sharebroker/APP-ID`).
+        public var broker: ShareBroker.Configuration
 
         /// The defaults: the agent's socket, 5 s, reconnecting, the desktop's pasteboard and handlers.
         public init(socketPath: String = AgentPaths.socket, handshakeTimeoutMilliseconds: Int = 5_000,
                     reconnects: Bool = true, pasteboard: PasteboardChoice = .automatic,
-                    outbox: (any Outbox)? = nil, urlOpener: (any URLOpener)? = nil, offlineStateDirectory: String? = nil) {
+                    outbox: (any Outbox)? = nil, urlOpener: (any URLOpener)? = nil,
+                    broker: ShareBroker.Configuration = ShareBroker.Configuration()) {
             self.socketPath = socketPath
             self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
             self.reconnects = reconnects
             self.pasteboard = pasteboard
             self.outbox = outbox
             self.urlOpener = urlOpener
-            self.offlineStateDirectory = offlineStateDirectory
+            self.broker = broker
         }
     }
 
@@ -123,12 +126,13 @@ public final class ManagedApp: Sendable {
         // timers' last confirmation.
         // A folder this process cannot use gets no journal: a journal that cannot be read makes
         // every start wipe everything (it cannot tell whether a retire was interrupted).
-        let stateFolder = configuration.offlineStateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
-        let usableStateFolder = Self.makeUsableFolder(stateFolder) ? stateFolder : nil
+        let stateFolder = configuration.broker.stateDirectory ?? Self.defaultStateDirectory(app: welcome.app)
+        var brokerConfiguration = configuration.broker
+        brokerConfiguration.stateDirectory = Self.makeUsableFolder(stateFolder) ? stateFolder : nil
         let broker = ShareBroker(appID: welcome.app, device: agent.device, platform: Platform(
             outbox: outbox, urlOpener: configuration.urlOpener ?? DesktopURLOpener(), reportSink: agent,
             pasteboard: pasteboard.pasteboard, secureServices: agent),
-            stateDirectory: usableStateFolder)
+            configuration: brokerConfiguration)
         pasteboard.followPlaceholder(of: broker)
         // The offline timers keep their last confirmation in the state folder; where it cannot
         // be made (no usable home), they count in memory, from this start's first policy: no

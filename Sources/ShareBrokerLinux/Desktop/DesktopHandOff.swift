@@ -70,13 +70,13 @@ public final class DesktopHandOff: Sendable {
         }
     }
 
-    /// Hands an in-memory document to `target`.
-    public func openIn(_ document: OutboundDocument, target: String,
+    /// Hands an in-memory document, `bytes` named `name`, to `target`.
+    public func openIn(_ bytes: [UInt8], named name: String, target: String,
                        via channel: TransferChannel = .documentInteraction,
                        broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
-        guard Self.isValidDocumentName(document.name) else { throw .invalidDocumentName }
-        return try handOff(name: document.name, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
-            try PrivateCopy.write(document.bytes, to: destination)
+        guard Self.isValidDocumentName(name) else { throw .invalidDocumentName }
+        return try handOff(name: name, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
+            try PrivateCopy.write(bytes, to: destination)
         }
     }
 
@@ -90,12 +90,12 @@ public final class DesktopHandOff: Sendable {
         var failure: DesktopHandOffError?
         var started: String?
         do {
-            let transfer = try broker.openIn(documentNamed: name, target: reported, via: channel) { request throws(OutboxError) in
+            let transfer = try broker.openIn(documentNamed: name, target: reported, via: channel) { request throws(ShareBrokerError) in
                 do throws(DesktopHandOffError) {
                     if request.decision.rule == .activitySheetUnderWhitelist {
                         // The user would pick the app after the decision: under a whitelist no
                         // app may get even the dummy's arrival. Nothing is written or started.
-                        return HandedOverFile(path: "", name: request.name)
+                        return ""
                     }
                     let entry: DesktopEntry
                     if let known { entry = known } else { entry = try pickedEntry(forDocumentNamed: name) }
@@ -115,7 +115,7 @@ public final class DesktopHandOff: Sendable {
                         PrivateCopy.discard(file: file, folder: folder)
                         throw error
                     }
-                    return HandedOverFile(path: file, name: request.name)
+                    return file
                 } catch {
                     failure = error
                     throw .handOffFailed(reason: error.description)

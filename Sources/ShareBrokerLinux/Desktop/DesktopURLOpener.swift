@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// ``ShareBroker/openURL(_:)`` cannot fail once decided, so a launch that fails is recorded
 /// here (``failures``) and passed to `onFailure`; the URL itself is never logged.
-public final class DesktopURLOpener: URLOpener {
+public final class DesktopURLOpener: URLOpener, SchemeAssociating {
     /// A URL the desktop could not open.
     public struct Failure: Sendable, Hashable {
         /// The handler's app id.
@@ -28,7 +28,7 @@ public final class DesktopURLOpener: URLOpener {
         self.onFailure = onFailure
     }
 
-    public func association(forScheme scheme: String) -> SchemeAssociation {
+    package func association(forScheme scheme: String) -> SchemeAssociation {
         desktop.handler(forScheme: scheme).map(SchemeAssociation.app) ?? .none
     }
 

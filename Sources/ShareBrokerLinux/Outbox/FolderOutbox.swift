@@ -16,39 +16,39 @@ public final class FolderOutbox: Outbox {
     private let counter = Atomic<UInt64>(0)
 
     /// Uses `directory`, creating it if needed.
-    public init(directory: String) throws(OutboxError) {
+    public init(directory: String) throws(ShareBrokerError) {
         self.directory = directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .writeFailed(path: directory, errno: errno)
+            throw .handOverWriteFailed(path: directory, errno: errno)
         }
     }
 
     /// Uses a fresh folder under the system's temporary folder.
-    public convenience init() throws(OutboxError) {
+    public convenience init() throws(ShareBrokerError) {
         let base = NSTemporaryDirectory() + "sharebroker-outbox-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         try self.init(directory: base)
     }
 
-    public func handOver(name: String, bytes: [UInt8]) throws(OutboxError) -> HandedOverFile {
+    public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {
         try Self.validate(name: name)
         let slot = counter.add(1, ordering: .relaxed).newValue
         let folder = directory + "/\(slot)"
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw .writeFailed(path: folder, errno: errno)
+            throw .handOverWriteFailed(path: folder, errno: errno)
         }
         let path = folder + "/" + name
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .writeFailed(path: path, errno: errno) }
+        guard fd >= 0 else { throw .handOverWriteFailed(path: path, errno: errno) }
         defer { close(fd) }
         let written: Result<Void, POSIXFailure> = bytes.withUnsafeBytes { raw in
             Result { () throws(POSIXFailure) in try DurableIO.writeAll(fd, raw, path: path) }
         }
         if case .failure(let failure) = written {
             unlink(path)
-            throw .writeFailed(path: path, errno: failure.code)
+            throw .handOverWriteFailed(path: path, errno: failure.code)
         }
-        return HandedOverFile(path: path, name: name)
+        return path
     }
 }

@@ -41,7 +41,7 @@ struct DesktopHandOffTests {
         let before = fixture.recordNames("org.example.Flatpak")
         let result = try handOff().openIn(file: path, target: "org.example.Flatpak", broker: session.broker)
         // The copy is in the folder Flatpak shares with the app's sandbox: $XDG_RUNTIME_DIR/app/<id>.
-        #expect(result.transfer.file.path.hasPrefix(fixture.runtime + "/app/org.example.Flatpak/"))
+        #expect(result.transfer.path.hasPrefix(fixture.runtime + "/app/org.example.Flatpak/"))
         let stem = try #require(fixture.waitForLaunch(of: "org.example.Flatpak", after: before))
         #expect(fixture.record("org.example.Flatpak", stem, "data") == bytes)
     }
@@ -71,7 +71,7 @@ struct DesktopHandOffTests {
         let result = try handOff().openIn(file: path, target: "org.example.Recorder", broker: session.broker)
         #expect(result.transfer.delivered)
         #expect(result.started == "org.example.Recorder")
-        let copy = result.transfer.file.path
+        let copy = result.transfer.path
         #expect(copy.hasPrefix(fixture.runtime + "/app/org.example.Recorder/sharebroker-"))
         #expect(copy.hasSuffix("/Quarterly report.txt"))
         #expect(copy != path)
@@ -180,7 +180,7 @@ struct DesktopHandOffTests {
         #expect(!result.transfer.delivered)
         #expect(result.transfer.decision.rule == .activitySheetUnderWhitelist)
         #expect(result.started == nil)
-        #expect(result.transfer.file.path.isEmpty)
+        #expect(result.transfer.path.isEmpty)
         #expect(session.callbacks.calls == ["openInBlocked"])
         usleep(500_000)
         #expect(fixture.recordNames("org.example.Picker") == before)
@@ -223,7 +223,7 @@ struct DesktopHandOffTests {
             }
         }
         #expect(throws: DesktopHandOffError.invalidDocumentName) {
-            try desktop.openIn(OutboundDocument(name: "../escape.txt", bytes: [1]), target: "org.example.Recorder",
+            try desktop.openIn([1], named: "../escape.txt", target: "org.example.Recorder",
                                broker: session.broker)
         }
         let vanished = try fixture.document(named: "gone.txt", bytes: Array("soon gone".utf8))

@@ -160,7 +160,7 @@ struct PasteboardWriteAcrossRestartsTests {
         var platform = try Platform.embedded(entitling: "com.acme.notes")
         platform.pasteboard = pasteboard
         let broker = ShareBroker(appID: "com.acme.notes", platform: platform,
-                                 stateDirectory: folder + "/state")
+                                 configuration: ShareBroker.Configuration(stateDirectory: folder + "/state"))
         let delegate = ApplyingDelegate()
         try broker.start(delegate: delegate)
         try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: .authorized))
@@ -173,7 +173,7 @@ struct PasteboardWriteAcrossRestartsTests {
         let pasteboard = try FilePasteboard(path: folder + "/pasteboard")
         do {
             let (first, _) = try run(pasteboard)
-            _ = try first.copy(.text("the earlier run's text"))
+            _ = try first.copyResult(.text("the earlier run's text"))
         }
         #expect(pasteboard.read().items == [.text("the earlier run's text")])
         let (second, _) = try run(try FilePasteboard(path: folder + "/pasteboard"))
@@ -188,7 +188,7 @@ struct PasteboardWriteAcrossRestartsTests {
         let pasteboard = try FilePasteboard(path: folder + "/pasteboard")
         do {
             let (first, _) = try run(pasteboard)
-            _ = try first.copy(.text("the earlier run's text"))
+            _ = try first.copyResult(.text("the earlier run's text"))
         }
         try pasteboard.write([.text("another app's text")])
         let (second, _) = try run(try FilePasteboard(path: folder + "/pasteboard"))
@@ -201,7 +201,7 @@ struct PasteboardWriteAcrossRestartsTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         do {
             let (first, _) = try run(try FilePasteboard(path: folder + "/one"))
-            _ = try first.copy(.text("written to one"))
+            _ = try first.copyResult(.text("written to one"))
         }
         let other = try FilePasteboard(path: folder + "/other")
         try other.write([.text("on the other pasteboard")])

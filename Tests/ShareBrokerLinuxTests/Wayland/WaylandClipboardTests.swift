@@ -47,7 +47,7 @@ struct WaylandClipboardTests {
         let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: policy)
         defer { app.pasteboard.close() }
         #expect(app.pasteboard.governsPrimary, "sway offers data-control version 2 (primary selection)")
-        let result = try app.broker.copy(Self.representations())
+        let result = try app.broker.copyResult(Self.representations())
         let seen = try Self.everythingReadable(on: sway)
         let types = Set(String(decoding: seen["clipboard types"] ?? [], as: UTF8.self).split(separator: "\n").map(String.init))
         switch policy {
@@ -101,7 +101,7 @@ struct WaylandClipboardTests {
         await propertyCheck(count: 10, input: Gen.character(in: " "..."\u{04FF}").string(of: 8...300)) { text in
             do {
                 let plaintext = Array(text.utf8)
-                let result = try app.broker.copy(Self.representations(text, html: "<i>\(text)</i>"))
+                let result = try app.broker.copyResult(Self.representations(text, html: "<i>\(text)</i>"))
                 #expect(result.action == .writeSealed)
                 let seen = try Self.everythingReadable(on: sway)
                 #expect(seen["clipboard"] == placeholder, "the configured placeholder")
@@ -125,7 +125,7 @@ struct WaylandClipboardTests {
         let viewer = try ManagedWaylandApp(Self.viewer, sway: sway, custodian: custodian, policy: .authorized)
         let stranger = try ManagedWaylandApp("com.example.stranger", sway: sway, custodian: custodian, policy: .authorized)
         defer { [notes, viewer, stranger].forEach { $0.pasteboard.close() } }
-        #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
+        #expect(try notes.broker.copyResult(Self.representations()).action == .writeSealed)
         #expect(viewer.broker.paste() == .text(Self.secret), "an entitled app opens the sealed set")
         let placeholder = PasteboardItem.text(ServerConfigKey.defaultClipboardPlaceholder)
         #expect(stranger.broker.paste() == placeholder, "an app the custodian does not entitle pastes the placeholder, as unmanaged apps do")
@@ -151,7 +151,7 @@ struct WaylandClipboardTests {
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
         let notes = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
         defer { notes.pasteboard.close() }
-        #expect(try notes.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try notes.broker.copyResult(.text(Self.secret)).action == .writeSealed)
         try sway.copy(Array("someone else's text".utf8))
         #expect(!notes.pasteboard.ownsClipboard)
         try notes.broker.apply(PolicyUpdate(auth: .retired))
@@ -183,13 +183,13 @@ struct WaylandClipboardTests {
         let big = randomBytes(16 << 20)
         let item = PasteboardItem(type: PasteboardItem.textType, bytes: big)
         let clear = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .authorized)
-        #expect(try clear.broker.copy(item).action == .writeClear)
+        #expect(try clear.broker.copyResult(item).action == .writeClear)
         #expect(try sway.paste(["--no-newline", "--type", "text/plain"], timeout: .seconds(20)).output == big, "wl-paste reads 16 MiB")
         clear.pasteboard.close()
         let sealed = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
         let viewer = try ManagedWaylandApp(Self.viewer, sway: sway, custodian: custodian, policy: .authorized)
         defer { [sealed, viewer].forEach { $0.pasteboard.close() } }
-        #expect(try sealed.broker.copy(item).action == .writeSealed)
+        #expect(try sealed.broker.copyResult(item).action == .writeSealed)
         #expect(viewer.broker.paste() == item, "16 MiB sealed, through a pipe, opened by the second app")
     }
 
@@ -202,7 +202,7 @@ struct WaylandClipboardTests {
                                         transferTimeout: .milliseconds(700))
         defer { app.pasteboard.close() }
         let big = [UInt8](repeating: UInt8(ascii: "z"), count: 16 << 20)
-        #expect(try app.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeClear)
+        #expect(try app.broker.copyResult(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeClear)
         // wl-paste starts reading, then stops (its own output is never read, and it is stopped).
         guard let wlPaste = WaylandTools.wlPaste else { return }
         let stalled = try sway.start(wlPaste, ["--no-newline", "--type", "text/plain"])
@@ -214,7 +214,7 @@ struct WaylandClipboardTests {
         // The owner keeps serving others and keeps copying meanwhile.
         let start = ContinuousClock.now
         #expect(try !sway.types().isEmpty)
-        #expect(try app.broker.copy(.text("next item")).action == .writeClear)
+        #expect(try app.broker.copyResult(.text("next item")).action == .writeClear)
         #expect(try sway.pasted() == Array("next item".utf8))
         #expect(ContinuousClock.now - start < .seconds(3))
         // And drops the stalled transfer after its timeout.
@@ -235,7 +235,7 @@ struct WaylandClipboardTests {
         let typesBefore = try sway.types()
         custodian.setAvailability(.unavailable)
         try app.broker.setSecureServices(.unavailable)
-        let result = try app.broker.copy(Self.representations())
+        let result = try app.broker.copyResult(Self.representations())
         #expect(result.action == .blocked)
         #expect(!app.pasteboard.ownsClipboard)
         #expect(try sway.pasted() == Array("what was there before".utf8))
@@ -249,7 +249,7 @@ struct WaylandClipboardTests {
         defer { sway.stop() }
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
         let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
-        #expect(try app.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try app.broker.copyResult(.text(Self.secret)).action == .writeSealed)
         #expect(try sway.pasted() == Self.placeholder)
         app.pasteboard.close()
         var types = ["?"]
@@ -271,7 +271,7 @@ struct WaylandClipboardTests {
         defer { sway.stop() }
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
         let notes = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .secureCopy)
-        #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
+        #expect(try notes.broker.copyResult(Self.representations()).action == .writeSealed)
         // A clipboard manager (what wl-clip-persist or clipman do over data-control): it saves
         // every type the owner offers and, once the owner is gone, offers the saved bytes itself.
         var saved: [WaylandRepresentations.Offer] = []
@@ -332,7 +332,7 @@ struct WaylandClipboardTests {
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
         let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: .authorized)
         defer { app.pasteboard.close() }
-        #expect(try app.broker.copy(.text("before")).action == .writeClear)
+        #expect(try app.broker.copyResult(.text("before")).action == .writeClear)
         sway.stop()
         let deadline = ContinuousClock.now + .seconds(3)
         var refusal: WaylandPasteboardError?
@@ -349,7 +349,7 @@ struct WaylandClipboardTests {
             return
         }
         // The broker reports the same refusal to the copy that caused it.
-        let failedCopy = #expect(throws: ShareBrokerError.self) { try app.broker.copy(.text("after")) }
+        let failedCopy = #expect(throws: ShareBrokerError.self) { try app.broker.copyResult(.text("after")) }
         if case .pasteboardWriteFailed? = failedCopy {} else {
             Issue.record("expected pasteboardWriteFailed, got \(String(describing: failedCopy))")
         }

@@ -41,7 +41,7 @@ struct X11ClipboardTests {
             try display.xclipIn("what was there before")
             try display.xclipIn("selected before", selection: "primary")
             let app = try ManagedX11App(Self.notes, display: display, custodian: custodian, policy: policy)
-            let result = try app.broker.copy(Self.representations())
+            let result = try app.broker.copyResult(Self.representations())
             let seen = try Self.everythingReadable(on: display)
             let placeholder = Array(ServerConfigKey.defaultClipboardPlaceholder.utf8)
             switch policy {
@@ -92,7 +92,7 @@ struct X11ClipboardTests {
         await propertyCheck(count: 12, input: Gen.character(in: " "..."\u{04FF}").string(of: 8...300)) { text in
             do {
                 let plaintext = Array(text.utf8)
-                let result = try app.broker.copy(Self.representations(text, html: "<i>\(text)</i>"))
+                let result = try app.broker.copyResult(Self.representations(text, html: "<i>\(text)</i>"))
                 #expect(result.action == .writeSealed)
                 let seen = try Self.everythingReadable(on: display)
                 #expect(seen["clipboard"] == placeholder, "the configured placeholder")
@@ -114,7 +114,7 @@ struct X11ClipboardTests {
         let viewer = try ManagedX11App(Self.viewer, display: display, custodian: custodian, policy: .authorized)
         let stranger = try ManagedX11App("com.example.stranger", display: display, custodian: custodian, policy: .authorized)
         defer { [notes, viewer, stranger].forEach { $0.pasteboard.close(handOffTimeout: .zero) } }
-        #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
+        #expect(try notes.broker.copyResult(Self.representations()).action == .writeSealed)
         #expect(viewer.broker.paste() == .text(Self.secret), "an entitled app opens the sealed target")
         let placeholder = PasteboardItem.text(ServerConfigKey.defaultClipboardPlaceholder)
         #expect(stranger.broker.paste() == placeholder, "an app the custodian does not entitle pastes the placeholder, as unmanaged apps do")
@@ -136,7 +136,7 @@ struct X11ClipboardTests {
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes])
         let notes = try ManagedX11App(Self.notes, display: display, custodian: custodian, policy: .secureCopy)
         defer { notes.pasteboard.close(handOffTimeout: .zero) }
-        #expect(try notes.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try notes.broker.copyResult(.text(Self.secret)).action == .writeSealed)
         try display.xclipIn("someone else's text")
         try notes.broker.apply(PolicyUpdate(auth: .retired))
         #expect(try display.xclipOut() == Array("someone else's text".utf8))
@@ -170,13 +170,13 @@ struct X11ClipboardTests {
         }
         let item = PasteboardItem(type: PasteboardItem.textType, bytes: big)
         let clear = try ManagedX11App(Self.notes, display: display, custodian: custodian, policy: .authorized)
-        #expect(try clear.broker.copy(item).action == .writeClear)
+        #expect(try clear.broker.copyResult(item).action == .writeClear)
         #expect(try display.run(X11Tools.xclip, ["-o", "-selection", "clipboard"], timeout: .seconds(30)).output == big, "xclip reads 16 MiB through INCR")
         clear.pasteboard.close(handOffTimeout: .zero)
         let sealed = try ManagedX11App(Self.notes, display: display, custodian: custodian, policy: .secureCopy)
         let viewer = try ManagedX11App(Self.viewer, display: display, custodian: custodian, policy: .authorized)
         defer { [sealed, viewer].forEach { $0.pasteboard.close(handOffTimeout: .zero) } }
-        #expect(try sealed.broker.copy(item).action == .writeSealed)
+        #expect(try sealed.broker.copyResult(item).action == .writeSealed)
         #expect(viewer.broker.paste() == item, "16 MiB sealed, through INCR, opened by the second app")
     }
 
@@ -188,7 +188,7 @@ struct X11ClipboardTests {
                                     transferTimeout: .milliseconds(700))
         defer { app.pasteboard.close(handOffTimeout: .zero) }
         let big = [UInt8](repeating: UInt8(ascii: "z"), count: 16 << 20)
-        #expect(try app.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeClear)
+        #expect(try app.broker.copyResult(PasteboardItem(type: PasteboardItem.textType, bytes: big)).action == .writeClear)
         // A reader that starts an INCR transfer and then stops.
         guard let xclip = X11Tools.xclip else { return }
         let stalled = try display.start(xclip, ["-o", "-selection", "clipboard"])
@@ -200,7 +200,7 @@ struct X11ClipboardTests {
         // The owner keeps serving others and keeps copying meanwhile.
         let start = ContinuousClock.now
         #expect(try display.xclipOut(target: "TARGETS").isEmpty == false)
-        #expect(try app.broker.copy(.text("next item")).action == .writeClear)
+        #expect(try app.broker.copyResult(.text("next item")).action == .writeClear)
         #expect(try display.xclipOut() == Array("next item".utf8))
         #expect(ContinuousClock.now - start < .seconds(3))
         // And drops the stalled transfer after its timeout.
@@ -219,7 +219,7 @@ struct X11ClipboardTests {
         let targetsBefore = try display.xclipOut(target: "TARGETS")
         custodian.setAvailability(.unavailable)
         try app.broker.setSecureServices(.unavailable)
-        let result = try app.broker.copy(Self.representations())
+        let result = try app.broker.copyResult(Self.representations())
         #expect(result.action == .blocked)
         #expect(!app.pasteboard.ownsClipboard)
         #expect(try display.xclipOut() == Array("what was there before".utf8))
@@ -232,7 +232,7 @@ struct X11ClipboardTests {
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
         let manager = try TestClipboardManager(display: display.name)
         let notes = try ManagedX11App(Self.notes, display: display, custodian: custodian, policy: .secureCopy)
-        #expect(try notes.broker.copy(Self.representations()).action == .writeSealed)
+        #expect(try notes.broker.copyResult(Self.representations()).action == .writeSealed)
         let sealedSet = try display.xclipOut(target: SealedSet.targetName)
         #expect(notes.pasteboard.close(), "the manager confirmed SAVE_TARGETS")
         #expect(manager.saved.names.withLock { $0 }.contains(SealedSet.targetName))
@@ -249,7 +249,7 @@ struct X11ClipboardTests {
         // Without a manager: the item goes with its owner.
         let other = try XvfbDisplay()
         let lonely = try ManagedX11App(Self.notes, display: other, custodian: custodian, policy: .secureCopy)
-        #expect(try lonely.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try lonely.broker.copyResult(.text(Self.secret)).action == .writeSealed)
         #expect(try other.xclipOut() == Array(ServerConfigKey.defaultClipboardPlaceholder.utf8))
         #expect(!lonely.pasteboard.close(handOffTimeout: .milliseconds(300)), "no manager to hand off to")
         #expect(try other.xclipOut().isEmpty && other.xclipOut(target: SealedSet.targetName).isEmpty)

@@ -112,7 +112,7 @@ struct X11SealedPartsDisplayTests {
         for size in [40 << 10, 3 << 20] {
             let text = PasteboardItem(type: PasteboardItem.textType, bytes: Array(String(repeating: "quarterly figures ", count: size / 18).utf8))
             let png = PasteboardItem(type: "public.png", bytes: Self.random(size))
-            #expect(try notes.broker.copy([text, png]).action == .writeSealed)
+            #expect(try notes.broker.copyResult([text, png]).action == .writeSealed)
             let own = notes.pasteboard.read().items
             #expect(own.count == 2 && own.allSatisfy { $0.type == PasteboardItem.sealedType })
             let served = try X11Pasteboard.offer(for: own, placeholder: "p", sealedInParts: true)
@@ -135,7 +135,7 @@ struct X11SealedPartsDisplayTests {
         let viewer = try ManagedX11App(Self.viewer, display: display, custodian: custodian, policy: .authorized)
         defer { [notes, viewer].forEach { $0.pasteboard.close(handOffTimeout: .zero) } }
         let secret = Array(String(repeating: "merger with Initech, 41 million; ", count: 40_000).utf8) // 1.3 MB: chunked
-        #expect(try notes.broker.copy(PasteboardItem(type: PasteboardItem.textType, bytes: secret)).action == .writeSealed)
+        #expect(try notes.broker.copyResult(PasteboardItem(type: PasteboardItem.textType, bytes: secret)).action == .writeSealed)
         let envelope = try #require(notes.pasteboard.read().items.first?.bytes)
         let set = SealedSet.encode([envelope])
         #expect(viewer.broker.paste()?.bytes == secret, "the intact set opens")

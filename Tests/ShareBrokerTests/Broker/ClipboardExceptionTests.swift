@@ -43,7 +43,7 @@ struct ClipboardExceptionTests {
         for length in [max(n - 1, 0), n, n + 1] {
             // Use the longest cluster so bytes are far more than characters.
             let text = String(repeating: "👨‍👩‍👧‍👦", count: length)
-            let result = try fixture.broker.copy(.text(text))
+            let result = try fixture.broker.copyResult(.text(text))
             let want = Self.expected(characters: length, n: n, pasteboard: pasteboard)
             #expect(result.action == want, "\(pasteboard) N=\(n) length=\(length)")
             if want == .writeClear && pasteboard != .authorized {
@@ -56,12 +56,12 @@ struct ClipboardExceptionTests {
     @Test("the exception never opens a closed gate: before ready, unauthorized, retired, unmanaged rules stay")
     func gates() throws {
         let notReady = try Fixture()
-        #expect(try notReady.broker.copy(.text("hi")).decision.rule == .notReady)
+        #expect(try notReady.broker.copyResult(.text("hi")).decision.rule == .notReady)
         let unauthorized = try Fixture(ready: PolicyUpdate(auth: .unauthorized, clipboardExceptionLength: 100))
-        #expect(try unauthorized.broker.copy(.text("hi")).action == .blocked)
+        #expect(try unauthorized.broker.copyResult(.text("hi")).action == .blocked)
         let retired = try Fixture(ready: PolicyUpdate(auth: .authorized, clipboardExceptionLength: 100))
         try retired.broker.apply(PolicyUpdate(auth: .retired))
-        #expect(try retired.broker.copy(.text("hi")).action == .blocked)
+        #expect(try retired.broker.copyResult(.text("hi")).action == .blocked)
         #expect(try retired.broker.policy().clipboardExceptionLength == 0, "a retire resets the exception")
     }
 
@@ -69,10 +69,10 @@ struct ClipboardExceptionTests {
     func onlyText() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .unauthorized,
                                                       clipboardExceptionLength: 1000))
-        #expect(try fixture.broker.copy(PasteboardItem(type: "public.png", bytes: [1])).action == .blocked)
-        #expect(try fixture.broker.copy([.text("ok"), PasteboardItem(type: "public.html", bytes: Array("<b>ok</b>".utf8))])
+        #expect(try fixture.broker.copyResult(PasteboardItem(type: "public.png", bytes: [1])).action == .blocked)
+        #expect(try fixture.broker.copyResult([.text("ok"), PasteboardItem(type: "public.html", bytes: Array("<b>ok</b>".utf8))])
             .action == .blocked, "several representations are not a short text")
-        #expect(try fixture.broker.copy(.text("ok")).action == .writeClear)
+        #expect(try fixture.broker.copyResult(.text("ok")).action == .writeClear)
     }
 
     @Test("characterCount(limit:) counts grapheme clusters, stops at limit + 1, and is nil for other types")
@@ -95,7 +95,7 @@ struct ClipboardExceptionTests {
             let policy: PasteboardPolicy = secure ? .secureCopy : .unauthorized
             guard let fixture = try? Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: policy,
                                                                  clipboardExceptionLength: n)),
-                  let result = try? fixture.broker.copy(.text(text)) else {
+                  let result = try? fixture.broker.copyResult(.text(text)) else {
                 Issue.record("fixture or copy failed")
                 return
             }
@@ -118,7 +118,7 @@ struct ClipboardExceptionTests {
             for length in [n - 1, n, n + 1] {
                 let text = Self.text(ofClusters: Array(picks.prefix(length)) + (length > picks.count ? [picks[0]] : []))
                 #expect(text.count == length)
-                let action = (try? fixture.broker.copy(.text(text)))?.action
+                let action = (try? fixture.broker.copyResult(.text(text)))?.action
                 let want: CopyAction = length <= n && n > 0 ? .writeClear : (secure ? .writeSealed : .blocked)
                 #expect(action == want, "N=\(n) length=\(length) bytes=\(text.utf8.count)")
             }

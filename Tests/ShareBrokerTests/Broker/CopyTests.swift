@@ -7,6 +7,17 @@ import ShareBrokerCrypto
 struct CopyTests {
     static let secret = "the secret merger plan, Q3"
 
+    @Test("copy answers what it wrote: clear, sealed, or nothing")
+    func copyAnswersItsAction() throws {
+        let clear = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .authorized))
+        #expect(try clear.broker.copy(.text("a")) == .writeClear)
+        let sealed = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
+        #expect(try sealed.broker.copy([.text("b"), PasteboardItem(type: "public.html", bytes: Array("<b>b</b>".utf8))]) == .writeSealed)
+        let blocked = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .unauthorized))
+        #expect(try blocked.broker.copy(.text("c")) == .blocked)
+        #expect(blocked.pasteboard.read().items.isEmpty)
+    }
+
     /// The seeds' pasteboard table: policy x secure services x callback implemented.
     @Test("every row of the pasteboard table", arguments: [PasteboardPolicy.unauthorized, .authorized, .secureCopy],
           [SecureServicesAvailability.available, .unavailable])
@@ -20,7 +31,7 @@ struct CopyTests {
             }
             fixture.pasteboard.write([.text("what was there before")])
             let before = fixture.pasteboard.read()
-            let result = try fixture.broker.copy(.text(Self.secret))
+            let result = try fixture.broker.copyResult(.text(Self.secret))
             let after = fixture.pasteboard.read()
             let snapshot = try fixture.broker.policy()
             switch (policy, services) {
@@ -53,10 +64,10 @@ struct CopyTests {
     @Test("copies fail closed before ready and while the user is not authorized")
     func failClosed() throws {
         let notReady = try Fixture()
-        #expect(try notReady.broker.copy(.text(Self.secret)).action == .blocked)
+        #expect(try notReady.broker.copyResult(.text(Self.secret)).action == .blocked)
         #expect(notReady.pasteboard.read().items.isEmpty)
         let unauthorized = try Fixture(ready: PolicyUpdate(auth: .unauthorized, pasteboard: .authorized))
-        #expect(try unauthorized.broker.copy(.text(Self.secret)).action == .blocked)
+        #expect(try unauthorized.broker.copyResult(.text(Self.secret)).action == .blocked)
         #expect(unauthorized.pasteboard.read().items.isEmpty)
     }
 
@@ -64,20 +75,20 @@ struct CopyTests {
     func servicesFlap() throws {
         let fixture = try Fixture(implementing: [.secureServices],
                                   ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
-        #expect(try fixture.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try fixture.broker.copyResult(.text(Self.secret)).action == .writeSealed)
         fixture.custodian.setAvailability(.unavailable)
         let down = try fixture.broker.setSecureServices(.unavailable)
         #expect(down.changes == [.secureServices])
         #expect(fixture.broker.paste() == nil, "a sealed item cannot be read without secure services")
         let sealed = fixture.pasteboard.read()
-        #expect(try fixture.broker.copy(.text("another")).action == .blocked)
+        #expect(try fixture.broker.copyResult(.text("another")).action == .blocked)
         #expect(fixture.pasteboard.read() == sealed)
         // Clear content (written by someone else) stays readable while secure services are down.
         fixture.pasteboard.write([.text("public lunch menu")])
         #expect(fixture.broker.paste() == .text("public lunch menu"))
         fixture.custodian.setAvailability(.available)
         try fixture.broker.setSecureServices(.available)
-        #expect(try fixture.broker.copy(.text(Self.secret)).action == .writeSealed)
+        #expect(try fixture.broker.copyResult(.text(Self.secret)).action == .writeSealed)
         #expect(fixture.broker.paste() == .text(Self.secret))
     }
 
@@ -85,7 +96,7 @@ struct CopyTests {
     func noKeys() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         fixture.custodian.setAvailability(.unavailable)  // the snapshot still says available
-        let result = try fixture.broker.copy(.text(Self.secret))
+        let result = try fixture.broker.copyResult(.text(Self.secret))
         #expect(result.action == .blocked)
         #expect(result.decision.rule == .noKeys)
         #expect(fixture.pasteboard.read().items.isEmpty)
@@ -95,12 +106,12 @@ struct CopyTests {
     func otherApps() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         fixture.custodian.entitle(appID: "com.acme.viewer")
-        try fixture.broker.copy(PasteboardItem(type: "public.png", bytes: [0x89, 0x50, 0x4E, 0x47, 1, 2, 3]))
+        try fixture.broker.copyResult(PasteboardItem(type: "public.png", bytes: [0x89, 0x50, 0x4E, 0x47, 1, 2, 3]))
         let items = fixture.pasteboard.read().items
         let viewerRing = try fixture.custodian.keyRing(for: "com.acme.viewer")
         #expect(PasteboardReader.readable(items, keyRing: viewerRing) == PasteboardItem(type: "public.png", bytes: [0x89, 0x50, 0x4E, 0x47, 1, 2, 3]))
         #expect(PasteboardReader.readable(items, keyRing: nil) == nil)
-        #expect(throws: SecureServicesError.notEntitled("org.example.sheets")) {
+        #expect(throws: ShareBrokerError.notEntitled("org.example.sheets")) {
             try fixture.custodian.keyRing(for: "org.example.sheets")
         }
         let stranger = try KeyRing.generate()
@@ -110,19 +121,19 @@ struct CopyTests {
     @Test("retire removes the app's own pasteboard items and its keys; later items of other apps stay")
     func retireTakesBackItems() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         #expect(!fixture.pasteboard.read().items.isEmpty)
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .retired))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .retired))
         #expect(outcome.wiped)
         #expect(fixture.pasteboard.read().items.isEmpty)
         #expect(fixture.sink.wipeReports.last?.erased.contains("sharebroker.pasteboard") == true)
-        #expect(throws: SecureServicesError.notEntitled("com.acme.notes")) {
+        #expect(throws: ShareBrokerError.notEntitled("com.acme.notes")) {
             try fixture.custodian.keyRing(for: "com.acme.notes")
         }
         #expect(fixture.broker.paste() == nil)
 
         let other = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .authorized))
-        try other.broker.copy(.text(Self.secret))
+        try other.broker.copyResult(.text(Self.secret))
         other.pasteboard.write([.text("someone else's later copy")])
         try other.broker.apply(PolicyUpdate(auth: .retired))
         #expect(other.pasteboard.read().items == [.text("someone else's later copy")])
@@ -131,7 +142,7 @@ struct CopyTests {
     @Test("rotation does not make items sealed a moment ago unreadable")
     func rotation() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         try fixture.custodian.revoke(appID: "org.example.gone")
         #expect(fixture.broker.paste() == .text(Self.secret))
     }
@@ -141,15 +152,15 @@ struct CopyTests {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .unauthorized))
         let eula = try fixture.broker.webViews.declare("eula", policy: .unmanaged)
         let docs = try fixture.broker.webViews.declare("docs", policy: .currentIdentity)
-        #expect(try fixture.broker.copy(.text("license text"), fromWebView: eula).action == .writeClear)
-        #expect(try fixture.broker.copy(.text(Self.secret), fromWebView: docs).action == .blocked)
+        #expect(try fixture.broker.copyResult(.text("license text"), fromWebView: eula).action == .writeClear)
+        #expect(try fixture.broker.copyResult(.text(Self.secret), fromWebView: docs).action == .blocked)
         #expect(fixture.pasteboard.read().items == [.text("license text")])
         try fixture.broker.setIdentity(.unmanaged)
-        #expect(try fixture.broker.copy(.text("personal note")).action == .writeClear)
+        #expect(try fixture.broker.copyResult(.text("personal note")).action == .writeClear)
         // A handle of another broker's web views names no web view of this one: nothing is written.
         let foreign = try WebViewHierarchy().declare("docs")
         #expect(throws: ShareBrokerError.foreignHandle) {
-            try fixture.broker.copy(.text("x"), fromWebView: foreign)
+            try fixture.broker.copyResult(.text("x"), fromWebView: foreign)
         }
         #expect(fixture.pasteboard.read().items == [.text("personal note")])
     }
@@ -159,11 +170,11 @@ struct CopyTests {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .authorized))
         let huge = PasteboardItem(type: "public.data", bytes: [UInt8](repeating: 7, count: EnvelopeFormat.maxPlaintextSize + 1))
         #expect(throws: ShareBrokerError.itemTooLarge(size: huge.bytes.count, limit: EnvelopeFormat.maxPlaintextSize)) {
-            try fixture.broker.copy(huge)
+            try fixture.broker.copyResult(huge)
         }
-        #expect(throws: ShareBrokerError.invalidItemType) { try fixture.broker.copy(PasteboardItem(type: "", bytes: [1])) }
+        #expect(throws: ShareBrokerError.invalidItemType) { try fixture.broker.copyResult(PasteboardItem(type: "", bytes: [1])) }
         #expect(throws: ShareBrokerError.invalidItemType) {
-            try fixture.broker.copy(PasteboardItem(type: PasteboardItem.sealedType, bytes: [1]))
+            try fixture.broker.copyResult(PasteboardItem(type: PasteboardItem.sealedType, bytes: [1]))
         }
         #expect(fixture.pasteboard.read().items.isEmpty)
     }
@@ -176,7 +187,7 @@ struct CopyTests {
                 Issue.record("fixture")
                 return
             }
-            _ = try? fixture.broker.copy(PasteboardItem(type: "public.data", bytes: plaintext))
+            _ = try? fixture.broker.copyResult(PasteboardItem(type: "public.data", bytes: plaintext))
             for item in fixture.pasteboard.read().items {
                 #expect(!DummyFilePropertyTests.sharesRun(item.bytes, plaintext), "plaintext run on the pasteboard")
             }

@@ -32,8 +32,8 @@ struct DummyFilePropertyTests {
                 Issue.record("fixture")
                 return
             }
-            let document = OutboundDocument(name: name + ".pdf", bytes: bytes)
-            guard let result = try? fixture.broker.openIn(document, target: "org.example.sheets", via: channel) else {
+            let document = (name: name + ".pdf", bytes: bytes)
+            guard let result = try? fixture.broker.openIn(document.bytes, named: document.name, target: "org.example.sheets", via: channel) else {
                 Issue.record("openIn threw")
                 return
             }

@@ -11,7 +11,7 @@ struct MultiRepresentationCopyTests {
     func together(policy: PasteboardPolicy) throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: policy))
         fixture.pasteboard.write([.text("before")])
-        let result = try fixture.broker.copy([Self.text, Self.html])
+        let result = try fixture.broker.copyResult([Self.text, Self.html])
         let items = fixture.pasteboard.read().items
         switch policy {
         case .authorized:
@@ -34,16 +34,16 @@ struct MultiRepresentationCopyTests {
     func refused() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .authorized))
         fixture.pasteboard.write([.text("before")])
-        #expect(throws: ShareBrokerError.invalidRepresentations(count: 0)) { try fixture.broker.copy([PasteboardItem]()) }
-        #expect(throws: ShareBrokerError.invalidRepresentations(count: 2)) { try fixture.broker.copy([Self.text, Self.text]) }
+        #expect(throws: ShareBrokerError.invalidRepresentations(count: 0)) { try fixture.broker.copyResult([PasteboardItem]()) }
+        #expect(throws: ShareBrokerError.invalidRepresentations(count: 2)) { try fixture.broker.copyResult([Self.text, Self.text]) }
         let many = (0...SealedSet.maxEnvelopes).map { PasteboardItem(type: "text/x-\($0)", bytes: [1]) }
-        #expect(throws: ShareBrokerError.invalidRepresentations(count: many.count)) { try fixture.broker.copy(many) }
+        #expect(throws: ShareBrokerError.invalidRepresentations(count: many.count)) { try fixture.broker.copyResult(many) }
         #expect(throws: ShareBrokerError.invalidItemType) {
-            try fixture.broker.copy([Self.text, PasteboardItem(type: PasteboardItem.sealedType, bytes: [1])])
+            try fixture.broker.copyResult([Self.text, PasteboardItem(type: PasteboardItem.sealedType, bytes: [1])])
         }
         let half = [UInt8](repeating: 7, count: EnvelopeFormat.maxPlaintextSize / 2 + 1)
         #expect(throws: ShareBrokerError.itemTooLarge(size: half.count * 2, limit: EnvelopeFormat.maxPlaintextSize)) {
-            try fixture.broker.copy([PasteboardItem(type: "text/a", bytes: half), PasteboardItem(type: "text/b", bytes: half)])
+            try fixture.broker.copyResult([PasteboardItem(type: "text/a", bytes: half), PasteboardItem(type: "text/b", bytes: half)])
         }
         #expect(fixture.pasteboard.read().items == [.text("before")])
     }

@@ -13,8 +13,10 @@ struct NotificationTests {
     func table(policy: NotificationPolicy, identity: ManagedIdentity) throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, notifications: policy))
         try fixture.broker.setIdentity(identity)
-        let content = fixture.broker.notification(title: Self.title, body: Self.body)
+        let content = fixture.broker.notificationContent(title: Self.title, body: Self.body)
         #expect(fixture.broker.decideNotification() == content.decision)
+        let posted = fixture.broker.notification(title: Self.title, body: Self.body)
+        #expect(posted?.title == content.title && posted?.body == content.body && (posted != nil) == content.mayPost)
         switch (identity, policy) {
         case (.unmanaged, _):
             #expect(content.decision.rule == .unmanagedContent)
@@ -36,14 +38,14 @@ struct NotificationTests {
 
     @Test("fails closed before ready, unauthorized and retired; a policy without the field allows (as before)")
     func gates() throws {
-        #expect(try Fixture().broker.notification(title: Self.title).decision.rule == .notReady)
+        #expect(try Fixture().broker.notificationContent(title: Self.title).decision.rule == .notReady)
         let unauthorized = try Fixture(ready: PolicyUpdate(auth: .unauthorized, notifications: .allow))
-        #expect(unauthorized.broker.notification(title: Self.title).title == nil)
+        #expect(unauthorized.broker.notificationContent(title: Self.title).title == nil)
         let retired = try Fixture(ready: PolicyUpdate(auth: .authorized, notifications: .allow))
         try retired.broker.apply(PolicyUpdate(auth: .retired))
-        #expect(retired.broker.notification(title: Self.title).decision.rule == .notAuthorized)
+        #expect(retired.broker.notificationContent(title: Self.title).decision.rule == .notAuthorized)
         let unset = try Fixture(ready: PolicyUpdate(auth: .authorized))
-        #expect(unset.broker.notification(title: Self.title).decision.action == .post)
+        #expect(unset.broker.notificationContent(title: Self.title).decision.action == .post)
         #expect(unset.sink.blockedAttempts.isEmpty)
     }
 }
@@ -120,7 +122,7 @@ struct PasteInTests {
         #expect(fixture.broker.decidePasteIn(writtenByThisApp: false).allowed == !restricted)
         if restricted { #expect(fixture.sink.blockedAttempts.last?.rule == "pasteInFromOtherApp") }
         // The app's own clear copy is always pasteable back.
-        try fixture.broker.copy(.text("own words"))
+        try fixture.broker.copyResult(.text("own words"))
         #expect(fixture.broker.paste() == .text("own words"))
         #expect(fixture.broker.decidePasteIn(writtenByThisApp: true).allowed)
     }
@@ -128,7 +130,7 @@ struct PasteInTests {
     @Test("under managedApps, SecureCopy items of managed apps still paste; the placeholder text does not")
     func sealedStillPastes() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy, pasteIn: .managedApps))
-        try fixture.broker.copy(.text("sealed plan"))
+        try fixture.broker.copyResult(.text("sealed plan"))
         // Someone else re-offers the sealed item followed by a clear placeholder (what a desktop
         // clipboard does): the sealed one opens, the placeholder is never read.
         let sealed = fixture.pasteboard.read().items

@@ -53,7 +53,7 @@ struct OpenInMatrixTests {
     func matrix(situation: Situation, callbackImplemented: Bool) throws {
         let callbacks: Set<RecordingDelegate.Callback> = callbackImplemented ? [.openInBlocked] : []
         let fixture = try Fixture(implementing: callbacks, apps: situation.apps, ready: situation.update)
-        let document = OutboundDocument(name: "Q3 report.pdf", bytes: Array("quarterly numbers 2026".utf8))
+        let document = (name: "Q3 report.pdf", bytes: Array("quarterly numbers 2026".utf8))
         for channel in TransferChannel.allCases {
             for target in Self.targets {
                 fixture.delegate.reset()
@@ -61,17 +61,17 @@ struct OpenInMatrixTests {
                 let expected = situation.passes(target, channel)
                 #expect(fixture.broker.decideOpenIn(target: target, via: channel).allowed == expected,
                         "\(situation) \(channel) \(target)")
-                let result = try fixture.broker.openIn(document, target: target, via: channel)
+                let result = try fixture.broker.openIn(document.bytes, named: document.name, target: target, via: channel)
                 if expected {
                     #expect(result.delivered, "\(situation) \(channel) \(target)")
-                    #expect(result.file.name == document.name)
+                    #expect(result.name == document.name)
                     #expect(fixture.outbox.handedOver.last?.bytes == document.bytes)
                     #expect(fixture.delegate.calls.isEmpty)
                     #expect(fixture.sink.blockedAttempts.count == before)
                 } else {
                     #expect(!result.delivered, "\(situation) \(channel) \(target)")
-                    #expect(result.file.name != document.name)
-                    #expect(result.file.name.hasSuffix("." + DummyFile.fileExtension))
+                    #expect(result.name != document.name)
+                    #expect(result.name.hasSuffix("." + DummyFile.fileExtension))
                     #expect(fixture.outbox.handedOver.last?.bytes == [])
                     let notified = callbackImplemented && situation.isReady
                     #expect(fixture.delegate.calls == (notified ? ["openInBlocked"] : []), "\(situation) \(channel) \(target)")
@@ -102,8 +102,8 @@ struct OpenInMatrixTests {
     func hostileDocumentNames() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, openIn: .authorized))
         for name in ["../etc/passwd", "a/b", "", ".", "..", "x\0y"] {
-            #expect(throws: ShareBrokerError.outbox(.invalidName)) {
-                try fixture.broker.openIn(OutboundDocument(name: name, bytes: [1, 2, 3]), target: Self.viewer)
+            #expect(throws: ShareBrokerError.invalidDocumentName) {
+                try fixture.broker.openIn([1, 2, 3], named: name, target: Self.viewer)
             }
         }
         #expect(fixture.outbox.handedOver.isEmpty)

@@ -37,7 +37,7 @@ struct RefusedPasteboardWriteTests {
         try broker.start(delegate: RecordingDelegate())
         try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: policy))
 
-        let error = #expect(throws: ShareBrokerError.self) { try broker.copy(.text("quarterly numbers")) }
+        let error = #expect(throws: ShareBrokerError.self) { try broker.copyResult(.text("quarterly numbers")) }
         guard case .pasteboardWriteFailed(let reason)? = error else {
             Issue.record("expected pasteboardWriteFailed, got \(String(describing: error))")
             return
@@ -58,7 +58,7 @@ struct RefusedPasteboardWriteTests {
         let broker = ShareBroker(appID: "com.acme.notes", platform: platform)
         try broker.start(delegate: RecordingDelegate())
         try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: .authorized))
-        #expect(try broker.copy(.text("quarterly numbers")).action == .writeClear)
+        #expect(try broker.copyResult(.text("quarterly numbers")).action == .writeClear)
         #expect(pasteboard.read().items == [.text("quarterly numbers")])
         try broker.apply(PolicyUpdate(auth: .retired))
         #expect(pasteboard.read().items.isEmpty)

@@ -41,7 +41,7 @@ struct SnapshotTortureTests {
                 var even = true
                 var swaps = 0
                 while Date() < deadline && swaps < 1500 {
-                    if let outcome = try? broker.apply(even ? Self.even : Self.odd) {
+                    if let outcome = try? broker.applyReporting(even ? Self.even : Self.odd) {
                         installed.withLock { $0[outcome.generation] = even }
                     }
                     even.toggle()
@@ -101,7 +101,7 @@ struct SnapshotTortureTests {
                 var swaps = 0
                 while Date() < deadline && swaps < 1500 {
                     let policy: PasteboardPolicy = secure ? .secureCopy : .unauthorized
-                    if let outcome = try? broker.apply(PolicyUpdate(pasteboard: policy)) {
+                    if let outcome = try? broker.applyReporting(PolicyUpdate(pasteboard: policy)) {
                         installed.withLock { $0[outcome.generation] = policy }
                     }
                     secure.toggle()
@@ -123,7 +123,7 @@ struct SnapshotTortureTests {
             case 2, 3:  // copiers
                 var local: [(UInt64, CopyAction, CopyRule)] = []
                 while !stop.load(ordering: .acquiring) {
-                    if let result = try? broker.copy(PasteboardItem(type: "public.data", bytes: marker)) {
+                    if let result = try? broker.copyResult(PasteboardItem(type: "public.data", bytes: marker)) {
                         local.append((result.decision.generation, result.action, result.decision.rule))
                         copies.add(1, ordering: .relaxed)
                     }

@@ -8,7 +8,7 @@ struct LifecycleTests {
     func readiness() throws {
         let fixture = try Fixture()
         #expect(throws: ShareBrokerError.notReady) { try fixture.broker.policy() }
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .authorized, openIn: .authorized, print: .authorized))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .authorized, openIn: .authorized, print: .authorized))
         #expect(outcome.changes == [.ready])
         #expect(outcome.acknowledgments.isEmpty)
         #expect(fixture.delegate.calls == ["ready"])
@@ -47,7 +47,7 @@ struct LifecycleTests {
     func changesAndAcks() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized))
         fixture.delegate.answer("openIn", with: .error("viewer is missing"))
-        let outcome = try fixture.broker.apply(PolicyUpdate(
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(
             authMessage: "Welcome", openIn: .whitelist(["com.acme.viewer"]), pasteboard: .secureCopy, print: .authorized,
             secureFileIO: .optional, logLevel: .info, dragAndDrop: .allApps, managedBrowserRequired: true, config: ["k": "v"]))
         #expect(outcome.changes == [.auth, .config, .openIn, .pasteboard, .print, .secureFileIO, .logLevel])
@@ -56,7 +56,7 @@ struct LifecycleTests {
         #expect(outcome.acknowledgments.first { $0.kind == .openIn }?.message == "viewer is missing")
         #expect(fixture.sink.acknowledgments == outcome.acknowledgments)
         // The same update again changes nothing and owes nothing.
-        let again = try fixture.broker.apply(PolicyUpdate(
+        let again = try fixture.broker.applyReporting(PolicyUpdate(
             authMessage: "Welcome", openIn: .whitelist(["com.acme.viewer"]), pasteboard: .secureCopy))
         #expect(again.changes.isEmpty)
         #expect(again.acknowledgments.isEmpty)
@@ -65,7 +65,7 @@ struct LifecycleTests {
     @Test("authStateChanged fires when only the message changes")
     func authMessageOnly() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .unauthorized, authMessage: "Passcode required"))
-        let outcome = try fixture.broker.apply(PolicyUpdate(authMessage: "Device out of compliance"))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(authMessage: "Device out of compliance"))
         #expect(outcome.changes == [.auth])
         #expect(try fixture.broker.policy().authMessage == "Device out of compliance")
     }
@@ -73,7 +73,7 @@ struct LifecycleTests {
     @Test("a callback the app does not implement is acknowledged as unsupported automatically")
     func unsupportedAutomatically() throws {
         let fixture = try Fixture(implementing: [.print], ready: PolicyUpdate(auth: .authorized))
-        let outcome = try fixture.broker.apply(PolicyUpdate(openIn: .authorized, print: .authorized))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(openIn: .authorized, print: .authorized))
         let states = Dictionary(uniqueKeysWithValues: outcome.acknowledgments.map { ($0.kind, $0.state) })
         #expect(states == [.openIn: .unsupported, .print: .applied])
         #expect(fixture.delegate.calls == ["print"])
@@ -83,7 +83,7 @@ struct LifecycleTests {
     func authNeverUnsupported() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized))
         fixture.delegate.answer("auth", with: .unsupported)
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .unauthorized))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .unauthorized))
         let ack = try #require(outcome.acknowledgments.first)
         #expect(ack.kind == .auth)
         #expect(ack.state == .error)
@@ -93,7 +93,7 @@ struct LifecycleTests {
     @Test("log level and secure services take no acknowledgment")
     func noAckKinds() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized))
-        let level = try fixture.broker.apply(PolicyUpdate(logLevel: .debug))
+        let level = try fixture.broker.applyReporting(PolicyUpdate(logLevel: .debug))
         #expect(level.changes == [.logLevel])
         #expect(level.acknowledgments.isEmpty)
         let services = try fixture.broker.setSecureServices(.unavailable)
@@ -115,13 +115,12 @@ struct LifecycleTests {
                 erased = true
             }
         }
-        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, openIn: .authorized, pasteboard: .authorized,
-                                                      print: .authorized, config: ["secret": "s3cr3t"]))
         let keys = Eraser("keys")
         let stuck = Eraser("files", fails: true)
-        fixture.broker.registerEraser(keys)
-        fixture.broker.registerEraser(stuck)
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .retired, authMessage: "Retired by admin", openIn: .authorized))
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, openIn: .authorized, pasteboard: .authorized,
+                                                      print: .authorized, config: ["secret": "s3cr3t"]),
+                                  configuration: ShareBroker.Configuration(erasers: [keys, stuck]))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .retired, authMessage: "Retired by admin", openIn: .authorized))
         #expect(outcome.wiped)
         #expect(outcome.changes == [.auth])
         #expect(outcome.acknowledgments.map(\.kind) == [.auth])
@@ -140,8 +139,8 @@ struct LifecycleTests {
     func generations() throws {
         let fixture = try Fixture()
         let g0 = fixture.broker.currentSnapshot.generation
-        let o1 = try fixture.broker.apply(PolicyUpdate(auth: .authorized))
-        let o2 = try fixture.broker.apply(PolicyUpdate(print: .authorized))
+        let o1 = try fixture.broker.applyReporting(PolicyUpdate(auth: .authorized))
+        let o2 = try fixture.broker.applyReporting(PolicyUpdate(print: .authorized))
         #expect(o1.generation == g0 + 1)
         #expect(o2.generation == g0 + 2)
         #expect(fixture.broker.currentSnapshot.generation == o2.generation)

@@ -43,7 +43,7 @@ struct LoggingTests {
 
     func broker(_ log: CapturingLog) throws -> (ShareBroker, RecordingDelegate) {
         let broker = ShareBroker(appID: "com.acme.notes", platform: try .embedded(entitling: "com.acme.notes"),
-                                 logger: log.logger)
+                                 configuration: ShareBroker.Configuration(logger: log.logger))
         let delegate = RecordingDelegate()
         try broker.start(delegate: delegate)
         return (broker, delegate)
@@ -54,13 +54,13 @@ struct LoggingTests {
         let log = CapturingLog()
         let (broker, delegate) = try broker(log)
         try broker.apply(PolicyUpdate(auth: .authorized, openIn: .unauthorized, logLevel: .error))
-        _ = try broker.openIn(OutboundDocument(name: "a.pdf", bytes: [1]), target: "x")
+        _ = try broker.openIn([1], named: "a.pdf", target: "x")
         #expect(log.all.allSatisfy { $0.level >= .error }, "nothing below error at level error: \(log.all.map(\.text))")
         delegate.reset()
-        let outcome = try broker.apply(PolicyUpdate(logLevel: .info))
+        let outcome = try broker.applyReporting(PolicyUpdate(logLevel: .info))
         #expect(outcome.changes == [.logLevel])
         #expect(delegate.calls == ["logLevel"])
-        _ = try broker.openIn(OutboundDocument(name: "a.pdf", bytes: [1]), target: "x")
+        _ = try broker.openIn([1], named: "a.pdf", target: "x")
         #expect(log.all.contains { $0.level == .info && $0.text.contains("blocked openIn") && $0.text.contains("rule=openInUnauthorized") })
     }
 
@@ -70,15 +70,15 @@ struct LoggingTests {
         let (broker, _) = try broker(log)
         try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist(["com.acme.viewer"]), pasteboard: .secureCopy,
                                       logLevel: .debug, config: ["token": Self.secret]))
-        let document = OutboundDocument(name: "\(Self.secret).pdf", bytes: Array(Self.secret.utf8))
-        _ = try broker.openIn(document, target: "com.acme.viewer")
-        _ = try broker.openIn(document, target: "org.example.sheets")
-        try broker.copy(.text(Self.secret))
+        let document = (name: "\(Self.secret).pdf", bytes: Array(Self.secret.utf8))
+        _ = try broker.openIn(document.bytes, named: document.name, target: "com.acme.viewer")
+        _ = try broker.openIn(document.bytes, named: document.name, target: "org.example.sheets")
+        try broker.copyResult(.text(Self.secret))
         _ = broker.paste()
         try broker.apply(PolicyUpdate(pasteboard: .authorized))
-        try broker.copy(.text(Self.secret))
+        try broker.copyResult(.text(Self.secret))
         try broker.apply(PolicyUpdate(pasteboard: .unauthorized))
-        try broker.copy(.text(Self.secret))
+        try broker.copyResult(.text(Self.secret))
         _ = try broker.openURL("mailto:\(Self.secret)@acme.com")
         try broker.apply(PolicyUpdate(auth: .retired, authMessage: "bye"))
         let records = log.all

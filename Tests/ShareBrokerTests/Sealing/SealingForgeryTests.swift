@@ -128,7 +128,7 @@ struct SealingForgeryTests {
     func pasteNamesSealer() throws {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         fixture.broker.setWallClock(to: 1_900_000_000)
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         let pasted = try #require(fixture.broker.pasteWithOrigin())
         #expect(pasted.item == .text(Self.secret))
         #expect(pasted.sealer == "com.acme.notes")
@@ -144,9 +144,9 @@ struct SealingForgeryTests {
         let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
         let sealedAt: UInt64 = 1_900_000_000
         fixture.broker.setWallClock(to: sealedAt)
-        try fixture.broker.copy(.text(Self.secret))
+        try fixture.broker.copyResult(.text(Self.secret))
         let captured = fixture.pasteboard.read().items
-        #expect(fixture.broker.sealedItemMaximumAge == 86_400)
+        #expect(fixture.broker.sealedItemLimits.maximumAge == 86_400)
 
         fixture.pasteboard.write([.text("something newer")])
         fixture.pasteboard.write(captured) // an attacker puts the old item back
@@ -156,16 +156,26 @@ struct SealingForgeryTests {
         #expect(fixture.broker.paste() == nil)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemTooOld")
 
-        // The knob apps have: a stricter bound refuses sooner; the future tolerance is unchanged.
-        fixture.broker.sealedItemMaximumAge = 60
-        #expect(fixture.broker.sealedItemLimits == SealedItemLimits(maximumAge: 60))
-        fixture.broker.setWallClock(to: sealedAt + 61)
-        #expect(fixture.broker.paste() == nil)
-        fixture.broker.setWallClock(to: sealedAt + 59)
-        #expect(fixture.broker.paste() == .text(Self.secret))
         // Dated in the future beyond the tolerance (a key holder trying to outlive the bound).
         fixture.broker.setWallClock(to: sealedAt - SealedItemLimits.defaultFutureTolerance - 1)
         #expect(fixture.broker.paste() == nil)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemFromTheFuture")
+    }
+
+    @Test("the configuration's sealed item maximum age: a stricter bound refuses sooner, the future tolerance unchanged")
+    func configuredMaximumAge() throws {
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy),
+                                  configuration: ShareBroker.Configuration(sealedItemMaximumAge: 60))
+        #expect(fixture.broker.sealedItemLimits == SealedItemLimits(maximumAge: 60))
+        let sealedAt: UInt64 = 1_900_000_000
+        fixture.broker.setWallClock(to: sealedAt)
+        try fixture.broker.copyResult(.text(Self.secret))
+        fixture.broker.setWallClock(to: sealedAt + 61)
+        #expect(fixture.broker.paste() == nil)
+        #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemTooOld")
+        fixture.broker.setWallClock(to: sealedAt + 59)
+        #expect(fixture.broker.paste() == .text(Self.secret))
+        fixture.broker.setWallClock(to: sealedAt - SealedItemLimits.defaultFutureTolerance)
+        #expect(fixture.broker.paste() == .text(Self.secret))
     }
 }

@@ -169,12 +169,12 @@ struct SealingKeyRingTests {
 
         // Exact matching only: no prefix, no case folding.
         for impostor in ["com.acme.notes2", "com.acme", "COM.ACME.NOTES", "com.acme.notes ", ""] {
-            #expect(throws: SecureServicesError.notEntitled(impostor)) { try custodian.keyRing(for: impostor) }
+            #expect(throws: ShareBrokerError.notEntitled(impostor)) { try custodian.keyRing(for: impostor) }
         }
 
         custodian.setAvailable(false)
         #expect(custodian.availability == .unavailable)
-        #expect(throws: SecureServicesError.unavailable) { try custodian.keyRing(for: "com.acme.notes") }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try custodian.keyRing(for: "com.acme.notes") }
         custodian.setAvailable(true)
 
         try custodian.rotate()
@@ -184,7 +184,7 @@ struct SealingKeyRingTests {
 
         try custodian.revoke(appID: "com.acme.mail")
         #expect(!custodian.isEntitled(appID: "com.acme.mail"))
-        #expect(throws: SecureServicesError.notEntitled("com.acme.mail")) { try custodian.keyRing(for: "com.acme.mail") }
+        #expect(throws: ShareBrokerError.notEntitled("com.acme.mail")) { try custodian.keyRing(for: "com.acme.mail") }
         let afterRevoke = try custodian.keyRing(for: "com.acme.notes")
         let secret = try afterRevoke.seal([42], itemType: "t")
         // The revoked app's old ring cannot open what is sealed from now on.
@@ -194,7 +194,7 @@ struct SealingKeyRingTests {
 
         custodian.wipe()
         #expect(custodian.availability == .unavailable)
-        #expect(throws: SecureServicesError.unavailable) { try custodian.keyRing(for: "com.acme.notes") }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try custodian.keyRing(for: "com.acme.notes") }
         #expect(throws: SealingError.wiped) { try afterRevoke.open(secret) }
         try custodian.rotate()
         #expect(custodian.availability == .unavailable)
@@ -208,8 +208,8 @@ struct SealingKeyRingTests {
     func protocolUse() throws {
         let services: any SecureServices = try InProcessKeyCustodian(entitledAppIDs: ["a"], availability: .unavailable)
         #expect(services.availability == .unavailable)
-        #expect(throws: SecureServicesError.unavailable) { try services.keyRing(for: "a") }
-        #expect(SecureServicesError.unavailable.description.contains("unavailable"))
-        #expect(SecureServicesError.notEntitled("x").description.contains("'x'"))
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try services.keyRing(for: "a") }
+        #expect(ShareBrokerError.secureServicesUnavailable.description.contains("unavailable"))
+        #expect(ShareBrokerError.notEntitled("x").description.contains("'x'"))
     }
 }

@@ -8,9 +8,9 @@ struct SecureFileKeysAndPolicyTests {
 
     @Test("through a ready, authorized broker with keys, files round-trip")
     func brokerRoundTrip() throws {
-        let fixture = try Fixture(ready: Self.ready)
         let folder = SecureFileScratchFolder()
-        let files = fixture.broker.secureFiles(directory: folder.path + "/nested/secure")
+        let fixture = try Fixture(ready: Self.ready, configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path + "/nested/secure"]))
+        let files = try fixture.broker.secureFiles(directory: folder.path + "/nested/secure")
         try files.write([1, 2, 3], to: "a")
         #expect(try files.read("a") == [1, 2, 3])
         #expect(files.policy == .required)
@@ -19,9 +19,9 @@ struct SecureFileKeysAndPolicyTests {
 
     @Test("secure services unavailable: opening and creating fail with NoKeys (EACCES)")
     func noKeysWhenUnavailable() throws {
-        let fixture = try Fixture(ready: Self.ready)
         let folder = SecureFileScratchFolder()
-        let files = fixture.broker.secureFiles(directory: folder.path)
+        let fixture = try Fixture(ready: Self.ready, configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path]))
+        let files = try fixture.broker.secureFiles(directory: folder.path)
         try files.write([1], to: "a")
         fixture.custodian.setAvailable(false)
         let expected = SecureFileError.noKeys(.secureServicesUnavailable)
@@ -43,9 +43,9 @@ struct SecureFileKeysAndPolicyTests {
 
     @Test("before ready and while unauthorized, files cannot be reached (NoKeys)")
     func notReadyNotAuthorized() throws {
-        let fixture = try Fixture()
         let folder = SecureFileScratchFolder()
-        let files = fixture.broker.secureFiles(directory: folder.path)
+        let fixture = try Fixture(configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path]))
+        let files = try fixture.broker.secureFiles(directory: folder.path)
         #expect(throws: SecureFileError.noKeys(.notReady)) { try files.createFile("a") }
         try fixture.broker.apply(Self.ready)
         try files.write([7], to: "a")
@@ -77,9 +77,9 @@ struct SecureFileKeysAndPolicyTests {
 
     @Test("through the broker, a custodian wipe (retire) makes files unreachable")
     func custodianWipe() throws {
-        let fixture = try Fixture(ready: Self.ready)
         let folder = SecureFileScratchFolder()
-        let files = fixture.broker.secureFiles(directory: folder.path)
+        let fixture = try Fixture(ready: Self.ready, configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path]))
+        let files = try fixture.broker.secureFiles(directory: folder.path)
         try files.write([1], to: "a")
         let reader = try files.open("a")
         fixture.custodian.wipe()
@@ -89,17 +89,18 @@ struct SecureFileKeysAndPolicyTests {
 
     @Test("an app the custodian does not entitle gets NoKeys(notEntitled)")
     func notEntitled() throws {
-        let fixture = try Fixture(ready: Self.ready)
+        let folder = SecureFileScratchFolder()
+        let fixture = try Fixture(ready: Self.ready, configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path]))
         try fixture.custodian.revoke(appID: SecureFileFixture.appID)
-        let files = fixture.broker.secureFiles(directory: SecureFileScratchFolder().path)
+        let files = try fixture.broker.secureFiles(directory: folder.path)
         #expect(throws: SecureFileError.noKeys(.notEntitled)) { try files.createFile("a") }
     }
 
     @Test("policy required refuses plaintext writes; optional allows them; encrypted writes work under both")
     func plaintextPolicy() throws {
-        let fixture = try Fixture(ready: Self.ready)
         let folder = SecureFileScratchFolder()
-        let files = fixture.broker.secureFiles(directory: folder.path)
+        let fixture = try Fixture(ready: Self.ready, configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path]))
+        let files = try fixture.broker.secureFiles(directory: folder.path)
         #expect(throws: SecureFileError.plaintextWriteRefused) { try files.writePlaintext([1, 2], to: "p") }
         #expect(SecureFileError.plaintextWriteRefused.code == .invalidArgument)
         #expect(folder.entries.isEmpty)
@@ -115,13 +116,26 @@ struct SecureFileKeysAndPolicyTests {
         #expect(throws: SecureFileError.plaintextWriteRefused) { try files.writePlaintext([9], to: "p") }
         #expect(folder.raw("p") == Array("plain".utf8))
         // Before ready the policy is at its most restrictive.
-        let early = try Fixture()
+        let early = try Fixture(configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path]))
         #expect(throws: SecureFileError.plaintextWriteRefused) {
             try early.broker.secureFiles(directory: folder.path).writePlaintext([1], to: "q")
         }
         // A store over a ring defaults to required.
         let direct = SecureFileStore(directory: folder.path, fileKeys: try FileKeyRing.generate())
         #expect(throws: SecureFileError.plaintextWriteRefused) { try direct.writePlaintext([1], to: "q") }
+    }
+
+    @Test("a store only over a configured folder: another one is refused, so every folder a retire must erase is known before start")
+    func onlyConfiguredFolders() throws {
+        let folder = SecureFileScratchFolder()
+        let fixture = try Fixture(ready: Self.ready,
+                                  configuration: ShareBroker.Configuration(secureFileDirectories: [folder.path + "/secure/"]))
+        let files = try fixture.broker.secureFiles(directory: folder.path + "/secure")
+        try files.write([1], to: "a")
+        #expect(throws: ShareBrokerError.secureFileDirectoryNotConfigured(folder.path + "/other")) {
+            try fixture.broker.secureFiles(directory: folder.path + "/other")
+        }
+        #expect(ShareBrokerError.secureFileDirectoryNotConfigured("x").description.contains("secureFileDirectories"))
     }
 
     @Test("every error maps to its ACError code")

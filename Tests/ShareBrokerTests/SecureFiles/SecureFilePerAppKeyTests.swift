@@ -16,14 +16,16 @@ struct SecureFilePerAppKeyTests {
         let b: ShareBroker
         let delegates: [RecordingDelegate]
 
-        init() throws {
+        /// `secureFileDirectories`: the folders both brokers' configurations name.
+        init(secureFileDirectories: [String] = []) throws {
             custodian = try InProcessKeyCustodian(entitledAppIDs: ["com.acme.a", "com.acme.b"])
             var brokers: [ShareBroker] = []
             var delegates: [RecordingDelegate] = []
             for id in ["com.acme.a", "com.acme.b"] {
                 let broker = ShareBroker(appID: id, platform: Platform(
                     outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink(),
-                    pasteboard: InMemoryPasteboard(), secureServices: custodian))
+                    pasteboard: InMemoryPasteboard(), secureServices: custodian),
+                    configuration: ShareBroker.Configuration(secureFileDirectories: secureFileDirectories))
                 let delegate = RecordingDelegate()
                 try broker.start(delegate: delegate)
                 try broker.apply(SecureFilePerAppKeyTests.ready)
@@ -125,7 +127,7 @@ struct SecureFilePerAppKeyTests {
         #expect(Self.keyID(folder.raw("old")) == fileKeys.currentKeyID)
         #expect(try noLegacy.read("old") == plaintext)
         // Through the broker: the custodian's group ring opens a version 1 file.
-        let apps = try TwoApps()
+        let apps = try TwoApps(secureFileDirectories: [folder.path])
         let groupRing = try apps.custodian.keyRing(for: "com.acme.a")
         try folder.overwrite("old1", with: try Self.legacyFile(plaintext, ring: groupRing))
         #expect(try apps.a.secureFiles(directory: folder.path).read("old1") == plaintext)
@@ -154,9 +156,9 @@ struct SecureFilePerAppKeyTests {
 
     @Test("20 revocations in process: every file app A wrote opens for A, none for B, which is authorized and holds the group key")
     func twentyRotationsInProcess() throws {
-        let apps = try TwoApps()
         let folder = SecureFileScratchFolder()
-        let filesA = apps.a.secureFiles(directory: folder.path)
+        let apps = try TwoApps(secureFileDirectories: [folder.path])
+        let filesA = try apps.a.secureFiles(directory: folder.path)
         var written: [String: [UInt8]] = [:]
         _ = try apps.custodian.fileKeys(for: "com.acme.a") // the first generation
         for cycle in 0..<20 {
@@ -169,7 +171,7 @@ struct SecureFilePerAppKeyTests {
         #expect(try apps.custodian.fileKeys(for: "com.acme.a").count == 21)
         #expect(try apps.custodian.fileKeys(for: "com.acme.b").count == 1)
         for (name, bytes) in written { #expect(try filesA.read(name) == bytes) }
-        let filesB = apps.b.secureFiles(directory: folder.path)
+        let filesB = try apps.b.secureFiles(directory: folder.path)
         _ = try apps.custodian.keyRing(for: "com.acme.b") // B holds the group's keys
         for name in written.keys {
             let id = Self.keyID(folder.raw(name))
@@ -180,16 +182,16 @@ struct SecureFilePerAppKeyTests {
 
     @Test("Attack: B, authorized and holding the group key, takes A's file bytes: its own store refuses them, the group key used as a file key fails the header, and so does the header downgraded to version 1 under the group key")
     func otherAppWithGroupKey() throws {
-        let apps = try TwoApps()
         let folderA = SecureFileScratchFolder()
         let folderB = SecureFileScratchFolder()
+        let apps = try TwoApps(secureFileDirectories: [folderA.path, folderB.path])
         let secret = Array("A's secret".utf8)
         try apps.a.secureFiles(directory: folderA.path).write(secret, to: "f")
         let stolen = folderA.raw("f")
         let idA = Self.keyID(stolen)
         // 1. B copies the bytes into its own folder and opens them with its own keys.
         try folderB.overwrite("f", with: stolen)
-        let filesB = apps.b.secureFiles(directory: folderB.path)
+        let filesB = try apps.b.secureFiles(directory: folderB.path)
         #expect(throws: SecureFileError.unknownKey(id: idA)) { try filesB.read("f") }
         // 2. B imports every group key it holds as a file key under A's key id.
         let group = try apps.custodian.keyRing(for: "com.acme.b")
@@ -219,14 +221,14 @@ struct SecureFilePerAppKeyTests {
         let b = try apps.custodian.fileKeys(for: "com.acme.b")
         #expect(Set(a.keyIDs).isDisjoint(with: b.keyIDs))
         #expect(try apps.custodian.fileKeys(for: "com.acme.a") === a)
-        #expect(throws: SecureServicesError.notEntitled("com.acme.c")) { try apps.custodian.fileKeys(for: "com.acme.c") }
+        #expect(throws: ShareBrokerError.notEntitled("com.acme.c")) { try apps.custodian.fileKeys(for: "com.acme.c") }
         apps.custodian.setAvailable(false)
-        #expect(throws: SecureServicesError.unavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
         apps.custodian.setAvailable(true)
         #expect(a.description.contains("FileKeyRing("))
         apps.custodian.wipe()
         #expect(a.isWiped)
         #expect(b.isWiped)
-        #expect(throws: SecureServicesError.unavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
+        #expect(throws: ShareBrokerError.secureServicesUnavailable) { try apps.custodian.fileKeys(for: "com.acme.a") }
     }
 }

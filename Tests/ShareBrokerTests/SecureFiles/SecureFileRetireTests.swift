@@ -10,12 +10,13 @@ struct SecureFileRetireTests {
         let folder = NSTemporaryDirectory() + "sb-securefile-retire-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, secureFileIO: .required))
-        let store = fixture.broker.secureFiles(directory: folder)
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, secureFileIO: .required),
+                                  configuration: ShareBroker.Configuration(secureFileDirectories: [folder]))
+        let store = try fixture.broker.secureFiles(directory: folder)
         try store.write(Array("quarterly numbers".utf8), to: "q3.bin")
         #expect(try store.read("q3.bin") == Array("quarterly numbers".utf8))
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: folder)).isEmpty)
-        let outcome = try fixture.broker.apply(PolicyUpdate(auth: .retired))
+        let outcome = try fixture.broker.applyReporting(PolicyUpdate(auth: .retired))
         #expect(outcome.wiped)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
         #expect(fixture.sink.wipeReports.last?.erased.contains("sharebroker.secure-files") == true)

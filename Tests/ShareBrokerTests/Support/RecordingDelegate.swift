@@ -90,15 +90,19 @@ struct Fixture {
     let custodian: InProcessKeyCustodian
 
     init(implementing: Set<RecordingDelegate.Callback> = Set(RecordingDelegate.Callback.allCases),
-         manifest: AppManifest = AppManifest(), apps: [DeviceApp] = [], ready: PolicyUpdate? = nil) throws {
+         manifest: AppManifest = AppManifest(), apps: [DeviceApp] = [], ready: PolicyUpdate? = nil,
+         configuration: ShareBroker.Configuration = ShareBroker.Configuration()) throws {
         outbox = InMemoryOutbox()
         sink = RecordingReportSink()
         opener = RecordingURLOpener()
         pasteboard = InMemoryPasteboard()
         custodian = try InProcessKeyCustodian(entitledAppIDs: ["com.acme.notes"])
-        broker = ShareBroker(appID: "com.acme.notes", manifest: manifest, device: DeviceApps(apps),
+        var configuration = configuration
+        configuration.manifest = manifest
+        broker = ShareBroker(appID: "com.acme.notes", device: DeviceApps(apps),
                              platform: Platform(outbox: outbox, urlOpener: opener, reportSink: sink,
-                                                pasteboard: pasteboard, secureServices: custodian))
+                                                pasteboard: pasteboard, secureServices: custodian),
+                             configuration: configuration)
         delegate = RecordingDelegate(implementing: implementing)
         try broker.start(delegate: delegate)
         if let ready {

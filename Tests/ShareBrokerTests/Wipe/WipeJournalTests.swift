@@ -16,18 +16,18 @@ struct WipeJournalTests {
         let scratch = try ScratchFolder()
         defer { scratch.cleanUp() }
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
-        let journal = try #require(broker.wipeJournal)
+        let journal = WipeJournal(directory: scratch.path + "/state")
         let seen = Mutex<[[WipeJournal.Step]]>([])
         // Each eraser looks at the journal while it runs.
         let names = ["keys", "odd name %\n\u{e9}", "files"]
         let erasers = names.map { name in
             ClosureEraser(name) { seen.withLock { $0.append((try? journal.interruptedWipe()) ?? []) } }
         }
-        erasers.forEach(broker.registerEraser)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: erasers)
+        #expect(broker.wipeJournal?.directory == journal.directory)
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .authorized))
-        let outcome = try broker.apply(PolicyUpdate(auth: .retired, authMessage: "bye"))
+        let outcome = try broker.applyReporting(PolicyUpdate(auth: .retired, authMessage: "bye"))
 
         #expect(outcome.wiped)
         #expect(erasers.allSatisfy { $0.runs == 1 })
@@ -50,11 +50,10 @@ struct WipeJournalTests {
         let scratch = try ScratchFolder()
         defer { scratch.cleanUp() }
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
         let first = ClosureEraser("first")
         let broken = ClosureEraser("broken") { throw Refused() }
         let last = ClosureEraser("last")
-        [first, broken, last].forEach(broker.registerEraser)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [first, broken, last])
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .retired))
         #expect(first.runs == 1 && broken.runs == 1 && last.runs == 1)
@@ -67,10 +66,9 @@ struct WipeJournalTests {
         let scratch = try ScratchFolder()
         defer { scratch.cleanUp() }
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
         let a = ClosureEraser("cache")
         let b = ClosureEraser("cache") { throw Refused() }
-        [a, b].forEach(broker.registerEraser)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [a, b])
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .retired))
         #expect(a.runs == 1 && b.runs == 1)
@@ -88,11 +86,11 @@ struct WipeJournalTests {
             "step pending pasteboard",
         ])
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
         let files = ClosureEraser("files")
         let credentials = ClosureEraser("credentials")
         let keys = ClosureEraser("keys")
         let added = ClosureEraser("registered-since")
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [files, credentials, keys, added])
         let observed = Mutex<[String]>([])
         keys.set {
             // What a reader sees while the resumed wipe runs.
@@ -102,11 +100,10 @@ struct WipeJournalTests {
             } catch {
                 policy = (error as? ShareBrokerError) == .notReady ? "notReady" : "other"
             }
-            let transfer = try broker.openIn(OutboundDocument(name: "a.txt", bytes: [1]), target: "com.acme.viewer")
+            let transfer = try broker.openIn([1], named: "a.txt", target: "com.acme.viewer")
             observed.withLock { $0 = [policy, transfer.delivered ? "delivered" : "dummy", "\(broker.currentSnapshot.authState)"] }
         }
         defer { keys.set {} } // the broker holds the eraser and the closure holds the broker: break the cycle
-        [files, credentials, keys, added].forEach(broker.registerEraser)
         let delegate = MinimalDelegate()
         try broker.start(delegate: delegate)
 
@@ -131,10 +128,43 @@ struct WipeJournalTests {
         #expect(snapshot.openInPolicy == .unauthorized && snapshot.pasteboardPolicy == .unauthorized)
         #expect(snapshot.config.isEmpty)
         #expect(delegate.calls.isEmpty)
-        let outcome = try broker.apply(PolicyUpdate(auth: .retired, authMessage: "still retired"))
+        let outcome = try broker.applyReporting(PolicyUpdate(auth: .retired, authMessage: "still retired"))
         #expect(outcome.changes == [.ready])
         #expect(delegate.calls == ["ready"])
         #expect(try broker.policy().authState == .retired)
+    }
+
+    @Test("the ordering rule cannot be broken: a wipe interrupted before the crash is finished at start over the configuration's eraser and secure-file folder")
+    func configurationFinishesInterruptedWipe() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.cleanUp() }
+        // A retire died after the app's eraser ran, before the library's own steps.
+        try Self.leaveJournal(in: scratch, [
+            "step done cache",
+            "step pending tokens",
+            "step pending sharebroker.keys",
+            "step pending sharebroker.pasteboard",
+            "step pending sharebroker.secure-files",
+        ])
+        try scratch.file("secure/notes.bin")
+        try scratch.file("secure/nested/more.bin")
+        let sink = RecordingReportSink()
+        let cache = ClosureEraser("cache")
+        let tokens = ClosureEraser("tokens")
+        // Everything a retire erases is in the configuration, so it exists before `start`: there
+        // is no later registration that could miss the resumed wipe.
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [cache, tokens],
+                                         secureFileDirectories: [scratch.path + "/secure"])
+        try broker.start(delegate: MinimalDelegate())
+        #expect(cache.runs == 0, "a step recorded done does not run again")
+        #expect(tokens.runs == 1)
+        #expect(scratch.names(in: "secure").isEmpty)
+        let report = try #require(sink.wipeReports.first)
+        #expect(report.resumedAfterInterruption)
+        #expect(report.erased.contains("tokens") && report.erased.contains("sharebroker.secure-files"))
+        #expect(report.failed.isEmpty)
+        #expect(!scratch.exists("state/wipe-journal"))
+        #expect(broker.currentSnapshot.authState == .retired)
     }
 
     @Test("without a journal on disk start wipes nothing and reports nothing")
@@ -142,9 +172,8 @@ struct WipeJournalTests {
         let scratch = try ScratchFolder()
         defer { scratch.cleanUp() }
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
         let eraser = ClosureEraser("files")
-        broker.registerEraser(eraser)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [eraser])
         try broker.start(delegate: MinimalDelegate())
         #expect(eraser.runs == 0)
         #expect(sink.appWipeReports.isEmpty)
@@ -160,10 +189,9 @@ struct WipeJournalTests {
         let journal = WipeJournal(directory: scratch.path + "/state")
         #expect(throws: WipeJournalError.self) { try journal.interruptedWipe() }
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
         let files = ClosureEraser("files")
         let keys = ClosureEraser("keys")
-        [files, keys].forEach(broker.registerEraser)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [files, keys])
         try broker.start(delegate: MinimalDelegate())
         #expect(files.runs == 1 && keys.runs == 1)
         #expect(sink.appWipeReports == [WipeReport(erased: ["files", "keys"], resumedAfterInterruption: true)])
@@ -193,9 +221,8 @@ struct WipeJournalTests {
         defer { scratch.cleanUp() }
         try scratch.file("state", "a file where the state folder should be")
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
         let eraser = ClosureEraser("files")
-        broker.registerEraser(eraser)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: [eraser])
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .retired))
         #expect(eraser.runs == 1)
@@ -207,9 +234,9 @@ struct WipeJournalTests {
     @Test("a retire without a journal still wipes (the pre-journal behaviour)")
     func noJournal() throws {
         let sink = RecordingReportSink()
-        let broker = ShareBroker(appID: "com.acme.notes", platform: try embeddedPlatform(reportingTo: sink))
         let eraser = ClosureEraser("files")
-        broker.registerEraser(eraser)
+        let broker = ShareBroker(appID: "com.acme.notes", platform: try embeddedPlatform(reportingTo: sink),
+                                 configuration: ShareBroker.Configuration(erasers: [eraser]))
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .retired))
         #expect(eraser.runs == 1)
@@ -227,8 +254,7 @@ struct WipeJournalTests {
         try registry.registerLocation(scratch.path + "/data/docs")
         try registry.registerCredential(id: "oauth")
         let sink = RecordingReportSink()
-        let broker = try journaledBroker(in: scratch, sink: sink)
-        broker.registerSensitiveData(registry)
+        let broker = try journaledBroker(in: scratch, sink: sink, erasers: registry.erasers)
         try broker.start(delegate: MinimalDelegate())
         try broker.apply(PolicyUpdate(auth: .authorized))
         try broker.apply(PolicyUpdate(auth: .retired))

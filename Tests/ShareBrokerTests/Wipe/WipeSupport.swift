@@ -72,10 +72,13 @@ struct Refused: Error, CustomStringConvertible {
     var description: String { "refused by the test" }
 }
 
-/// A broker that journals its wipes in `folder/state`, not started.
-func journaledBroker(in folder: ScratchFolder, sink: RecordingReportSink = RecordingReportSink()) throws -> ShareBroker {
+/// A broker that journals its wipes in `folder/state`, with `erasers` and
+/// `secureFileDirectories` in its configuration, not started.
+func journaledBroker(in folder: ScratchFolder, sink: RecordingReportSink = RecordingReportSink(),
+                     erasers: [any SensitiveDataEraser] = [], secureFileDirectories: [String] = []) throws -> ShareBroker {
     ShareBroker(appID: "com.acme.notes", platform: try embeddedPlatform(reportingTo: sink),
-                stateDirectory: folder.path + "/state")
+                configuration: ShareBroker.Configuration(stateDirectory: folder.path + "/state", erasers: erasers,
+                                                         secureFileDirectories: secureFileDirectories))
 }
 
 /// The embedded platform, reporting to `sink`.
