@@ -287,6 +287,30 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         }
     }
 
+    /// Returns a `count`-byte array of plaintext written by `fill`. Up to 1 KiB the plaintext
+    /// is written to the stack, copied once into the array and the stack zeroed
+    /// (`sodium_memzero`, whether `fill` succeeded or threw): the array's set-up through
+    /// `init(unsafeUninitializedCapacity:)` looks up generic metadata on every call on Linux,
+    /// which costs more than the copy at these sizes. Larger ones are written in place.
+    @inline(__always)
+    package static func makeSecretBytes(count: Int, _ fill: (UnsafeMutableRawPointer) throws(SealingError) -> Void)
+        throws(SealingError) -> [UInt8] {
+        if count <= 1024 {
+            return try withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 8) {
+                (buffer) throws(SealingError) -> [UInt8] in
+                guard let base = buffer.baseAddress else { throw .outOfSecureMemory }
+                defer { sodium_memzero(base, buffer.count) }
+                try fill(base)
+                return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
+            }
+        }
+        return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
+            guard let base = buffer.baseAddress else { throw .outOfSecureMemory }
+            try fill(UnsafeMutableRawPointer(base))
+            initialized = count
+        }
+    }
+
     // MARK: Opening
 
     /// Opens an envelope sealed under any key this ring holds.
@@ -341,8 +365,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
             plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
                 // Items this process sealed under its current prefix reuse the cached subkey.
                 let cached = box.cachedSubkey(prefix: nonce)
-                return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
-                    let out = UnsafeMutableRawPointer(buffer.baseAddress)
+                return try Self.makeSecretBytes(count: count) { (out) throws(SealingError) in
                     let authentic = if let cached {
                         XChaCha20Poly1305.open(subkey: cached, nonceTail: nonce + XChaCha20Poly1305.prefixByteCount,
                                                aad: aad, ciphertext: body, into: out)
@@ -350,7 +373,6 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                         XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body, into: out)
                     }
                     guard authentic else { throw .authenticationFailed }
-                    initialized = count
                 }
             }
         case .chunked:
@@ -417,6 +439,11 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// `String(validating:as:)` does a generic metadata lookup per call on Linux.)
     package static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
         let typed = bytes.assumingMemoryBound(to: UInt8.self)
+        // ASCII (every app id and item type in practice) is valid UTF-8 as it is: decoded
+        // without the round-trip comparison.
+        var high: UInt8 = 0
+        for byte in typed { high |= byte }
+        if high < 0x80 { return String(decoding: typed, as: UTF8.self) }
         let decoded = String(decoding: typed, as: UTF8.self)
         guard decoded.utf8.count == typed.count else { return nil }
         let same = decoded.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
