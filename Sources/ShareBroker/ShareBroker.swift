@@ -43,6 +43,10 @@ public final class ShareBroker: Sendable {
     /// One logger per policy log level, made once: setting the level on a copy per call would
     /// copy swift-log's handler box (an allocation) on every logged decision.
     private let loggers: [Logger]
+    /// The custodian's generation counter, when it has one (``KeyRingGenerationSource``): then
+    /// copies and pastes reuse the ring the custodian last handed out (kept in ``store``) while
+    /// the generation stands.
+    private let keyRingGeneration: KeyRingGeneration?
 
     /// Creates the library for `appID`; it is not started and not ready.
     ///
@@ -78,6 +82,7 @@ public final class ShareBroker: Sendable {
                                                    pasteboardIdentity: platform.pasteboard.persistentIdentity)
         self.store = PolicyStore(initial: .initial(manifest: manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
+        self.keyRingGeneration = (platform.secureServices as? any KeyRingGenerationSource)?.keyRingGeneration
         self.loggers = LogLevel.allCases.map { level in
             var copy = logger
             copy.logLevel = level.loggerLevel
@@ -112,12 +117,50 @@ public final class ShareBroker: Sendable {
         return fixed != 0 ? fixed : SealClock.now()
     }
 
+    /// The snapshot in force and what the broker knows of the group's key ring: the custodian's
+    /// generation now and the ring cached for it, if any, read with the snapshot in one lock.
+    @inline(__always)
+    func snapshotAndKeyRing() -> (snapshot: PolicySnapshot, keyRing: KeyRingLookup) {
+        guard let keyRingGeneration else { return (store.snapshot, KeyRingLookup(generation: nil, cached: nil)) }
+        // Read before the cache and before asking: a change after this read makes the next call ask again.
+        let generation = keyRingGeneration.current
+        let (snapshot, ring) = store.snapshot(withKeyRingAt: generation)
+        return (snapshot, KeyRingLookup(generation: generation, cached: ring))
+    }
+
+    /// The group's key ring for this app: the one the custodian last handed out while the
+    /// custodian's ``KeyRingGenerationSource/keyRingGeneration`` has not advanced since (no lock
+    /// and lookup in the custodian per copy and paste), else the custodian's answer now, cached
+    /// for that generation. A refusal is never cached and drops the cached ring.
+    ///
+    /// - Parameter lookup: from ``snapshotAndKeyRing()``.
+    /// - Throws: what the custodian's `keyRing(for:)` throws.
+    func groupKeyRing(_ lookup: KeyRingLookup) throws(SecureServicesError) -> KeyRing {
+        if let cached = lookup.cached { return cached }
+        do {
+            let ring = try platform.secureServices.keyRing(for: appID)
+            if let generation = lookup.generation {
+                store.cacheKeyRing(CachedKeyRing(generation: generation, ring: ring))
+            }
+            return ring
+        } catch {
+            store.cacheKeyRing(nil)
+            throw error
+        }
+    }
+
+    /// Forgets the cached group ring (a retire: the ring is not kept alive by this broker).
+    func forgetKeyRing() {
+        store.cacheKeyRing(nil)
+    }
+
     /// What the library itself holds, erased by every retire after the app's registered erasers:
     /// key material, the app's items on the general pasteboard, and the folders of its secure
     /// file stores. Their step names start with
     /// `sharebroker.`.
     var builtInErasers: [any SensitiveDataEraser] {
-        [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID),
+        [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID,
+                           forgetCachedRing: { [weak self] in self?.forgetKeyRing() }),
          PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites),
          SecureFilesEraser(directories: secureFileDirectories.withLock { $0 })]
     }
@@ -172,4 +215,11 @@ extension LogLevel {
         case .debug: .trace
         }
     }
+}
+
+/// The custodian's generation read for a copy or paste (`nil`: the custodian keeps none) and the
+/// ring cached for it, if any (``ShareBroker/snapshotAndKeyRing()``).
+struct KeyRingLookup {
+    let generation: UInt64?
+    let cached: KeyRing?
 }

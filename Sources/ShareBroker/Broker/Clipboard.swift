@@ -183,7 +183,7 @@ extension ShareBroker {
             guard !item.type.isEmpty, item.type.utf8.count <= EnvelopeFormat.maxItemTypeLength,
                   item.type != PasteboardItem.sealedType else { throw .invalidItemType }
         }
-        let snapshot = currentSnapshot
+        let (snapshot, keyRing) = snapshotAndKeyRing()
         var managed = snapshot.identity == .managed
         if let webView {
             managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
@@ -212,7 +212,7 @@ extension ShareBroker {
             var sealed: [PasteboardItem] = []
             var keyID: UInt32 = 0
             do {
-                let ring = try platform.secureServices.keyRing(for: appID)
+                let ring = try groupKeyRing(keyRing)
                 let now = wallClock()
                 sealed.reserveCapacity(representations.count)
                 for item in representations {
@@ -279,10 +279,10 @@ extension ShareBroker {
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
     /// (`sealedItemFromTheFuture`).
     public func pasteWithOrigin() -> PastedItem? {
-        let snapshot = currentSnapshot
+        let (snapshot, keyRing) = snapshotAndKeyRing()
         var ring: KeyRing?
         if snapshot.isOperational && snapshot.secureServices == .available {
-            ring = try? platform.secureServices.keyRing(for: appID)
+            ring = try? groupKeyRing(keyRing)
         }
         let contents = platform.pasteboard.read()
         let own = pasteboardWrites.last == contents.changeCount

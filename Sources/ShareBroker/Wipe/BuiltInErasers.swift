@@ -71,12 +71,17 @@ struct PasteboardItemsEraser: SensitiveDataEraser {
 
 /// Retire step "sharebroker.keys": the key custodian forgets and zeroes this app's key material and never
 /// hands it a key that seals new items.
+/// The broker's cached ring is dropped first (the custodian's relinquish changes its generation
+/// too, so the cached ring would not be used again either way).
 struct KeyMaterialEraser: SensitiveDataEraser {
     let secureServices: any SecureServices
     let appID: String
+    /// Drops the broker's cached group ring.
+    let forgetCachedRing: @Sendable () -> Void
     var wipeName: String { "sharebroker.keys" }
 
     func eraseSensitiveData() throws {
+        forgetCachedRing()
         try secureServices.relinquishKeys(for: appID)
     }
 }
