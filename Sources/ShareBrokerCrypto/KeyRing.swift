@@ -57,11 +57,20 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
 /// agent retires a key, apps seal and open) and across reboots (a sealed item can outlive a
 /// reboot in the host pasteboard file); `CLOCK_MONOTONIC` and `CLOCK_BOOTTIME` restart at every
 /// boot. Only root can set the wall clock; see `docs/THREAT-MODEL.md` for what setting it does.
+///
+/// Read at the last timer tick (`CLOCK_REALTIME_COARSE` on Linux: the same clock, behind by at
+/// most one tick, a few milliseconds, and several times cheaper to read than the precise one,
+/// which every copy and paste pays): seal times and ages are whole seconds, and every process
+/// reads it the same way.
 public enum SealClock {
     /// Now, in whole Unix seconds (0 if the clock reads before 1970).
     public static func now() -> UInt64 {
         var spec = timespec()
+        #if os(Linux)
+        if clock_gettime(CLOCK_REALTIME_COARSE, &spec) != 0 { clock_gettime(CLOCK_REALTIME, &spec) }
+        #else
         clock_gettime(CLOCK_REALTIME, &spec)
+        #endif
         return spec.tv_sec > 0 ? UInt64(spec.tv_sec) : 0
     }
 }
