@@ -34,8 +34,11 @@ public final class ShareBroker: Sendable {
     let offlineTimers = Mutex<OfflineTimers?>(nil)
     /// The folders of the secure file stores this broker handed out; a retire erases them.
     let secureFileDirectories = Mutex<[String]>([])
-    /// The age bounds of sealed items on paste.
-    private let sealedItemLimitsStore = Mutex(SealedItemLimits())
+    /// The age bounds of sealed items on paste (``sealedItemLimits``): two atomics, not a lock,
+    /// as every paste reads them. Each is read whole; a paste racing a change may pair a new
+    /// bound with the old other one, each of them a bound that was set.
+    private let sealedItemMaximumAgeStore = Atomic<UInt64>(SealedItemLimits.defaultMaximumAge)
+    private let sealedItemFutureToleranceStore = Atomic<UInt64>(SealedItemLimits.defaultFutureTolerance)
     /// A fixed wall-clock time (Unix seconds) that seals and pastes read instead of
     /// `SealClock.now()`, set by tests; 0 for the real clock. (An atomic, not a stored closure:
     /// taking a closure out of a lock allocated on every copy and paste.)
@@ -94,15 +97,21 @@ public final class ShareBroker: Sendable {
     /// Lower it for stricter replay protection; an item older than the limit is refused on paste
     /// and the refusal reported (rule `sealedItemTooOld`).
     public var sealedItemMaximumAge: UInt64 {
-        get { sealedItemLimitsStore.withLock { $0.maximumAge } }
-        set { sealedItemLimitsStore.withLock { $0.maximumAge = newValue } }
+        get { sealedItemMaximumAgeStore.load(ordering: .relaxed) }
+        set { sealedItemMaximumAgeStore.store(newValue, ordering: .relaxed) }
     }
 
     /// The age bounds of sealed items on paste: ``sealedItemMaximumAge`` and the tolerance for
     /// a seal time in the future (default 5 min).
     package var sealedItemLimits: SealedItemLimits {
-        get { sealedItemLimitsStore.withLock { $0 } }
-        set { sealedItemLimitsStore.withLock { $0 = newValue } }
+        get {
+            SealedItemLimits(maximumAge: sealedItemMaximumAgeStore.load(ordering: .relaxed),
+                             futureTolerance: sealedItemFutureToleranceStore.load(ordering: .relaxed))
+        }
+        set {
+            sealedItemMaximumAgeStore.store(newValue.maximumAge, ordering: .relaxed)
+            sealedItemFutureToleranceStore.store(newValue.futureTolerance, ordering: .relaxed)
+        }
     }
 
     /// Makes seal times and paste ages read `seconds` (Unix time) instead of the wall clock, or
