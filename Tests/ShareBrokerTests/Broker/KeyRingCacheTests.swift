@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
 import ShareBroker
 import ShareBrokerCrypto
 import ShareBrokerTesting
@@ -137,6 +141,38 @@ struct KeyRingCacheTests {
         #expect(try broker.copy(.text("after the wipe")).action == .blocked)
         #expect(pasteboard.read() == kept)
         #expect(broker.paste() == nil)
+    }
+
+    @Test("copies racing a revocation: no copy that starts after the revocation returned seals")
+    func racingRevocation() throws {
+        let custodian = try InProcessKeyCustodian(entitledAppIDs: ["com.acme.notes"])
+        let broker = try Self.broker(custodian, pasteboard: InMemoryPasteboard())
+        let revoked = Atomic<Bool>(false)
+        let sealedAfter = Atomic<Int>(0)
+        let sealedBefore = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            if worker == 0 {
+                // Let the copiers warm the cache first (bounded: on one core they run after this).
+                var spins = 0
+                while sealedBefore.load(ordering: .relaxed) < 50 && spins < 100_000 {
+                    _ = sched_yield()
+                    spins += 1
+                }
+                do { try custodian.revoke(appID: "com.acme.notes") } catch { Issue.record("revoke: \(error)") }
+                revoked.store(true, ordering: .releasing)
+                return
+            }
+            for _ in 0..<3_000 {
+                let after = revoked.load(ordering: .acquiring)
+                guard let result = try? broker.copy(.text(Self.secret)) else { continue }
+                if result.action == .writeSealed {
+                    if after { sealedAfter.wrappingAdd(1, ordering: .relaxed) }
+                    else { sealedBefore.wrappingAdd(1, ordering: .relaxed) }
+                }
+            }
+        }
+        #expect(sealedAfter.load(ordering: .relaxed) == 0, "a copy after the revocation sealed with the cached ring")
+        #expect(try broker.copy(.text(Self.secret)).action == .blocked)
     }
 
     @Test("a retire drops the cached ring: the retired broker neither seals nor opens")
