@@ -39,8 +39,11 @@ public final class ShareBroker: Sendable {
     let offlineTimers = Mutex<OfflineTimers?>(nil)
     /// The configuration's secure-file folders (normalized, each once); a retire erases them.
     let secureFileDirectories: [String]
-    /// The age bounds of sealed items on paste.
-    private let sealedItemLimitsStore: Mutex<SealedItemLimits>
+    /// The age bounds of sealed items on paste (``sealedItemLimits``): two atomics, not a lock,
+    /// as every paste reads them. Each is read whole; a paste racing a change may pair a new
+    /// bound with the old other one, each of them a bound that was set.
+    private let sealedItemMaximumAgeStore: Atomic<UInt64>
+    private let sealedItemFutureToleranceStore = Atomic<UInt64>(SealedItemLimits.defaultFutureTolerance)
     /// A fixed wall-clock time (Unix seconds) that seals and pastes read instead of
     /// `SealClock.now()`, set by tests; 0 for the real clock. (An atomic, not a stored closure:
     /// taking a closure out of a lock allocated on every copy and paste.)
@@ -48,6 +51,10 @@ public final class ShareBroker: Sendable {
     /// One logger per policy log level, made once: setting the level on a copy per call would
     /// copy swift-log's handler box (an allocation) on every logged decision.
     private let loggers: [Logger]
+    /// The custodian's generation counter, when it has one (``KeyRingGenerationSource``): then
+    /// copies and pastes reuse the ring the custodian last handed out (kept in ``store``) while
+    /// the generation stands.
+    private let keyRingGeneration: KeyRingGeneration?
 
     /// Creates the library for `appID`; it is not started and not ready.
     ///
@@ -74,13 +81,14 @@ public final class ShareBroker: Sendable {
                                                    pasteboardIdentity: platform.pasteboard.persistentIdentity)
         self.store = PolicyStore(initial: .initial(manifest: configuration.manifest, device: device,
                                                    secureServices: platform.secureServices.availability))
+        self.keyRingGeneration = (platform.secureServices as? any KeyRingGenerationSource)?.keyRingGeneration
         self.lifecycle = Mutex(LifecycleState(erasers: configuration.erasers))
         var folders: [String] = []
         for folder in configuration.secureFileDirectories.map(Self.normalizedFolder) where !folders.contains(folder) {
             folders.append(folder)
         }
         self.secureFileDirectories = folders
-        self.sealedItemLimitsStore = Mutex(SealedItemLimits(maximumAge: configuration.sealedItemMaximumAge))
+        self.sealedItemMaximumAgeStore = Atomic<UInt64>(configuration.sealedItemMaximumAge)
         self.loggers = LogLevel.allCases.map { level in
             var copy = configuration.logger
             copy.logLevel = level.loggerLevel
@@ -98,8 +106,14 @@ public final class ShareBroker: Sendable {
     /// The age bounds of sealed items on paste: ``Configuration/sealedItemMaximumAge`` and the
     /// tolerance for a seal time in the future (default 5 min). Tests change them.
     package var sealedItemLimits: SealedItemLimits {
-        get { sealedItemLimitsStore.withLock { $0 } }
-        set { sealedItemLimitsStore.withLock { $0 = newValue } }
+        get {
+            SealedItemLimits(maximumAge: sealedItemMaximumAgeStore.load(ordering: .relaxed),
+                             futureTolerance: sealedItemFutureToleranceStore.load(ordering: .relaxed))
+        }
+        set {
+            sealedItemMaximumAgeStore.store(newValue.maximumAge, ordering: .relaxed)
+            sealedItemFutureToleranceStore.store(newValue.futureTolerance, ordering: .relaxed)
+        }
     }
 
     /// Makes seal times and paste ages read `seconds` (Unix time) instead of the wall clock, or
@@ -114,12 +128,50 @@ public final class ShareBroker: Sendable {
         return fixed != 0 ? fixed : SealClock.now()
     }
 
+    /// The snapshot in force and what the broker knows of the group's key ring: the custodian's
+    /// generation now and the ring cached for it, if any, read with the snapshot in one lock.
+    @inline(__always)
+    func snapshotAndKeyRing() -> (snapshot: PolicySnapshot, keyRing: KeyRingLookup) {
+        guard let keyRingGeneration else { return (store.snapshot, KeyRingLookup(generation: nil, cached: nil)) }
+        // Read before the cache and before asking: a change after this read makes the next call ask again.
+        let generation = keyRingGeneration.current
+        let (snapshot, ring) = store.snapshot(withKeyRingAt: generation)
+        return (snapshot, KeyRingLookup(generation: generation, cached: ring))
+    }
+
+    /// The group's key ring for this app: the one the custodian last handed out while the
+    /// custodian's ``KeyRingGenerationSource/keyRingGeneration`` has not advanced since (no lock
+    /// and lookup in the custodian per copy and paste), else the custodian's answer now, cached
+    /// for that generation. A refusal is never cached and drops the cached ring.
+    ///
+    /// - Parameter lookup: from ``snapshotAndKeyRing()``.
+    /// - Throws: what the custodian's `keyRing(for:)` throws.
+    func groupKeyRing(_ lookup: KeyRingLookup) throws(ShareBrokerError) -> KeyRing {
+        if let cached = lookup.cached { return cached }
+        do {
+            let ring = try platform.secureServices.keyRing(for: appID)
+            if let generation = lookup.generation {
+                store.cacheKeyRing(CachedKeyRing(generation: generation, ring: ring))
+            }
+            return ring
+        } catch {
+            store.cacheKeyRing(nil)
+            throw error
+        }
+    }
+
+    /// Forgets the cached group ring (a retire: the ring is not kept alive by this broker).
+    func forgetKeyRing() {
+        store.cacheKeyRing(nil)
+    }
+
     /// What the library itself holds, erased by every retire after the app's registered erasers:
     /// key material, the app's items on the general pasteboard, and the folders of its secure
     /// file stores. Their step names start with
     /// `sharebroker.`.
     var builtInErasers: [any SensitiveDataEraser] {
-        [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID),
+        [KeyMaterialEraser(secureServices: platform.secureServices, appID: appID,
+                           forgetCachedRing: { [weak self] in self?.forgetKeyRing() }),
          PasteboardItemsEraser(pasteboard: platform.pasteboard, log: pasteboardWrites),
          SecureFilesEraser(directories: secureFileDirectories)]
     }
@@ -174,4 +226,11 @@ extension LogLevel {
         case .debug: .trace
         }
     }
+}
+
+/// The custodian's generation read for a copy or paste (`nil`: the custodian keeps none) and the
+/// ring cached for it, if any (``ShareBroker/snapshotAndKeyRing()``).
+struct KeyRingLookup {
+    let generation: UInt64?
+    let cached: KeyRing?
 }

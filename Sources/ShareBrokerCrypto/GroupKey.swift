@@ -268,9 +268,10 @@ package final class KeyBox: @unchecked Sendable {
     package func cachedSubkey(prefix: UnsafeRawPointer) -> UnsafeRawPointer? {
         guard let cached = subkeys.load(ordering: .acquiring) else { return nil }
         return cached._withUnsafeGuaranteedRef { entry in
-            let matches = withUnsafeBytes(of: entry.epoch.prefix) { cachedPrefix in
-                cachedPrefix.elementsEqual(UnsafeRawBufferPointer(start: prefix, count: XChaCha20Poly1305.prefixByteCount))
-            }
+            // The prefix is two words in memory order: two loads, not a byte-wise generic compare.
+            let cachedPrefix = entry.epoch.prefix
+            let matches = prefix.loadUnaligned(as: UInt64.self) == cachedPrefix.0
+                && prefix.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == cachedPrefix.1
             return matches ? UnsafeRawPointer(entry.bytes) : nil
         }
     }

@@ -57,11 +57,20 @@ public struct OpenedItem: Sendable, Hashable, CustomStringConvertible, CustomDeb
 /// agent retires a key, apps seal and open) and across reboots (a sealed item can outlive a
 /// reboot in the host pasteboard file); `CLOCK_MONOTONIC` and `CLOCK_BOOTTIME` restart at every
 /// boot. Only root can set the wall clock; see `docs/THREAT-MODEL.md` for what setting it does.
+///
+/// Read at the last timer tick (`CLOCK_REALTIME_COARSE` on Linux: the same clock, behind by at
+/// most one tick, a few milliseconds, and several times cheaper to read than the precise one,
+/// which every copy and paste pays): seal times and ages are whole seconds, and every process
+/// reads it the same way.
 public enum SealClock {
     /// Now, in whole Unix seconds (0 if the clock reads before 1970).
     public static func now() -> UInt64 {
         var spec = timespec()
+        #if os(Linux)
+        if clock_gettime(CLOCK_REALTIME_COARSE, &spec) != 0 { clock_gettime(CLOCK_REALTIME, &spec) }
+        #else
         clock_gettime(CLOCK_REALTIME, &spec)
+        #endif
         return spec.tv_sec > 0 ? UInt64(spec.tv_sec) : 0
     }
 }
@@ -287,6 +296,30 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         }
     }
 
+    /// Returns a `count`-byte array of plaintext written by `fill`. Up to 1 KiB the plaintext
+    /// is written to the stack, copied once into the array and the stack zeroed
+    /// (`sodium_memzero`, whether `fill` succeeded or threw): the array's set-up through
+    /// `init(unsafeUninitializedCapacity:)` looks up generic metadata on every call on Linux,
+    /// which costs more than the copy at these sizes. Larger ones are written in place.
+    @inline(__always)
+    package static func makeSecretBytes(count: Int, _ fill: (UnsafeMutableRawPointer) throws(SealingError) -> Void)
+        throws(SealingError) -> [UInt8] {
+        if count <= 1024 {
+            return try withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 8) {
+                (buffer) throws(SealingError) -> [UInt8] in
+                guard let base = buffer.baseAddress else { throw .outOfSecureMemory }
+                defer { sodium_memzero(base, buffer.count) }
+                try fill(base)
+                return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
+            }
+        }
+        return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
+            guard let base = buffer.baseAddress else { throw .outOfSecureMemory }
+            try fill(UnsafeMutableRawPointer(base))
+            initialized = count
+        }
+    }
+
     // MARK: Opening
 
     /// Opens an envelope sealed under any key this ring holds.
@@ -341,8 +374,7 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
             plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
                 // Items this process sealed under its current prefix reuse the cached subkey.
                 let cached = box.cachedSubkey(prefix: nonce)
-                return try [UInt8](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(SealingError) in
-                    let out = UnsafeMutableRawPointer(buffer.baseAddress)
+                return try Self.makeSecretBytes(count: count) { (out) throws(SealingError) in
                     let authentic = if let cached {
                         XChaCha20Poly1305.open(subkey: cached, nonceTail: nonce + XChaCha20Poly1305.prefixByteCount,
                                                aad: aad, ciphertext: body, into: out)
@@ -350,7 +382,6 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                         XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body, into: out)
                     }
                     guard authentic else { throw .authenticationFailed }
-                    initialized = count
                 }
             }
         case .chunked:
@@ -417,6 +448,11 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     /// `String(validating:as:)` does a generic metadata lookup per call on Linux.)
     package static func decodeItemType(_ bytes: UnsafeRawBufferPointer) -> String? {
         let typed = bytes.assumingMemoryBound(to: UInt8.self)
+        // ASCII (every app id and item type in practice) is valid UTF-8 as it is: decoded
+        // without the round-trip comparison.
+        var high: UInt8 = 0
+        for byte in typed { high |= byte }
+        if high < 0x80 { return String(decoding: typed, as: UTF8.self) }
         let decoded = String(decoding: typed, as: UTF8.self)
         guard decoded.utf8.count == typed.count else { return nil }
         let same = decoded.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in

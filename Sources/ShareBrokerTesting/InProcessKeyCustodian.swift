@@ -16,7 +16,7 @@ import ShareBrokerCrypto
 ///
 /// App ids are matched exactly: no prefix, no case folding (public integrations have shipped
 /// prefix matches that let unrelated apps through).
-public final class InProcessKeyCustodian: SecureServices {
+public final class InProcessKeyCustodian: SecureServices, KeyRingGenerationSource {
     private struct State {
         var ring: KeyRing?
         var availability: SecureServicesAvailability
@@ -26,6 +26,10 @@ public final class InProcessKeyCustodian: SecureServices {
     }
 
     private let state: Mutex<State>
+    /// Bumped (releasing) inside the lock by every change to what ``keyRing(for:)`` answers:
+    /// availability, entitlements, rotation, wipe. Brokers reuse the ring they were handed while
+    /// it stands (``KeyRingGenerationSource``).
+    package let keyRingGeneration = KeyRingGeneration()
     /// How many older keys each rotation keeps for opening.
     public let keepingRecent: Int
 
@@ -41,6 +45,11 @@ public final class InProcessKeyCustodian: SecureServices {
         let ring = try KeyRing.generate()
         self.keepingRecent = max(0, keepingRecent)
         self.state = Mutex(State(ring: ring, availability: availability, entitled: Set(entitledAppIDs)))
+    }
+
+    /// Records a change to what ``keyRing(for:)`` answers; call inside the lock, with the change.
+    private func changed() {
+        keyRingGeneration.advance()
     }
 
     /// Whether keys can be handed out now (unavailable after ``wipe()`` until a ``rotate()``
@@ -85,13 +94,19 @@ public final class InProcessKeyCustodian: SecureServices {
 
     /// Sets the availability of secure services.
     public func setAvailability(_ availability: SecureServicesAvailability) {
-        state.withLock { $0.availability = availability }
+        state.withLock {
+            $0.availability = availability
+            changed()
+        }
     }
 
     /// Lets the app with bundle id `appID` (exactly) have the group's ring, including an app
     /// revoked earlier.
     public func entitle(appID: String) {
-        _ = state.withLock { $0.entitled.insert(appID) }
+        state.withLock {
+            $0.entitled.insert(appID)
+            changed()
+        }
     }
 
     /// Whether the app with bundle id `appID` (exactly) is entitled.
@@ -107,6 +122,8 @@ public final class InProcessKeyCustodian: SecureServices {
     /// - Throws: ``SealingError/outOfSecureMemory``.
     public func rotate() throws(SealingError) {
         try state.withLock { (state) throws(SealingError) in
+            // Changed even if making the new key throws (the next fetch asks again).
+            defer { changed() }
             if let ring = state.ring, !ring.isWiped {
                 state.ring = try ring.rotated(keepingRecent: keepingRecent)
             } else {
@@ -122,7 +139,10 @@ public final class InProcessKeyCustodian: SecureServices {
     /// The entitlement is removed even if the rotation throws (fail closed).
     /// - Throws: ``SealingError/outOfSecureMemory`` if the new key could not be made.
     public func revoke(appID: String) throws(SealingError) {
-        _ = state.withLock { $0.entitled.remove(appID) }
+        state.withLock {
+            $0.entitled.remove(appID)
+            changed()
+        }
         try rotate()
         try state.withLock { (state) throws(SealingError) in
             if let keys = state.fileKeys[appID], !keys.isWiped {
@@ -151,6 +171,7 @@ public final class InProcessKeyCustodian: SecureServices {
                 state.ring = nil
                 state.fileKeys = [:]
                 state.availability = .unavailable
+                changed()
             }
             return (state.ring, Array(state.fileKeys.values))
         }

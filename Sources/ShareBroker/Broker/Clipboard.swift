@@ -93,18 +93,20 @@ package enum PasteboardReader {
     /// `limits`, with the sealer and seal time of a sealed item, and the rule of the first sealed
     /// item refused as forged or replayed (`sealedItemForged`, `sealedItemTooOld`,
     /// `sealedItemFromTheFuture`), if any.
+    @inline(__always)
     package static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true, now: UInt64,
                                 limits: SealedItemLimits) -> (item: PastedItem?, refusal: String?) {
         var refusal: String?
-        for item in items {
-            guard item.type == PasteboardItem.sealedType else {
-                if clearItems { return (PastedItem(item: item, wasSealed: false), refusal) }
+        // By index: the items are read in place, not copied out one by one.
+        for index in items.indices {
+            guard items[index].type == PasteboardItem.sealedType else {
+                if clearItems { return (PastedItem(item: items[index], wasSealed: false), refusal) }
                 continue
             }
             guard let keyRing else { continue }
             var opened: OpenedItem
             do {
-                opened = try keyRing.open(item.bytes)
+                opened = try keyRing.open(items[index].bytes)
             } catch {
                 switch error {
                 case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey: refusal = refusal ?? "sealedItemForged"
@@ -121,8 +123,10 @@ package enum PasteboardReader {
                     continue
                 }
             }
-            return (PastedItem(item: PasteboardItem(type: opened.itemType, bytes: opened.plaintext), wasSealed: true,
-                               sealer: opened.sealer, sealedAt: opened.sealedAt), refusal)
+            // The plaintext moves into the result (consumed, not copied and released).
+            let (type, sealer, sealedAt) = (opened.itemType, opened.sealer, opened.sealedAt)
+            return (PastedItem(item: PasteboardItem(type: type, bytes: (consume opened).plaintext), wasSealed: true,
+                               sealer: sealer, sealedAt: sealedAt), refusal)
         }
         return (nil, refusal)
     }
@@ -199,7 +203,7 @@ extension ShareBroker {
             guard !item.type.isEmpty, item.type.utf8.count <= EnvelopeFormat.maxItemTypeLength,
                   item.type != PasteboardItem.sealedType else { throw .invalidItemType }
         }
-        let snapshot = currentSnapshot
+        let (snapshot, keyRing) = snapshotAndKeyRing()
         var managed = snapshot.identity == .managed
         if let webView {
             managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
@@ -228,7 +232,7 @@ extension ShareBroker {
             var sealed: [PasteboardItem] = []
             var keyID: UInt32 = 0
             do {
-                let ring = try platform.secureServices.keyRing(for: appID)
+                let ring = try groupKeyRing(keyRing)
                 let now = wallClock()
                 sealed.reserveCapacity(representations.count)
                 for item in representations {
@@ -283,7 +287,8 @@ extension ShareBroker {
     /// available. `nil` when there is nothing readable. See ``pasteWithOrigin()`` for which app
     /// sealed the item and when.
     public func paste() -> PasteboardItem? {
-        pasteWithOrigin()?.item
+        // Inlined, so the item is moved out of the pasted item rather than copied and released.
+        pasteItem()?.item
     }
 
     /// As ``paste()``, with the item's origin: for a sealed item, the id of the app that sealed
@@ -295,10 +300,16 @@ extension ShareBroker {
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
     /// (`sealedItemFromTheFuture`).
     public func pasteWithOrigin() -> PastedItem? {
-        let snapshot = currentSnapshot
+        pasteItem()
+    }
+
+    /// The paste behind ``paste()`` and ``pasteWithOrigin()``.
+    @inline(__always)
+    private func pasteItem() -> PastedItem? {
+        let (snapshot, keyRing) = snapshotAndKeyRing()
         var ring: KeyRing?
         if snapshot.isOperational && snapshot.secureServices == .available {
-            ring = try? platform.secureServices.keyRing(for: appID)
+            ring = try? groupKeyRing(keyRing)
         }
         let contents = platform.pasteboard.read()
         let own = pasteboardWrites.last == contents.changeCount

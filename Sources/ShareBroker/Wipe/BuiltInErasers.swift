@@ -9,7 +9,12 @@ import Synchronization
 /// a retire after a restart still clears what an earlier run wrote. Keeping it is best effort:
 /// a copy never fails because the record could not be written.
 final class PasteboardWriteLog: Sendable {
-    private let changeCount = Mutex<Int?>(nil)
+    /// This run's last write, ``none`` before the first one: an atomic, not a lock, as every copy
+    /// writes it and every paste reads it.
+    private let changeCount = Atomic<Int>(none)
+    /// No write recorded. A pasteboard never gives this change count (they count up from 0); one
+    /// that did would read as no write, so a retire would leave that item in place.
+    private static let none = Int.min
     /// The record file and the pasteboard identity it is for, when persisted.
     private let persisted: (path: String, identity: String)?
 
@@ -25,7 +30,7 @@ final class PasteboardWriteLog: Sendable {
     }
 
     func record(_ count: Int) {
-        changeCount.withLock { $0 = count }
+        changeCount.store(count, ordering: .releasing)
         guard let persisted else { return }
         let text = "sharebroker-pasteboard-write 1\n\(persisted.identity)\n\(count)\n"
         do throws(WipeFileError) {
@@ -38,7 +43,8 @@ final class PasteboardWriteLog: Sendable {
 
     /// This run's last write, else the one an earlier run recorded for the same pasteboard.
     var last: Int? {
-        if let count = changeCount.withLock({ $0 }) { return count }
+        let count = changeCount.load(ordering: .acquiring)
+        if count != Self.none { return count }
         guard let persisted, let bytes = try? DurableFiles.contents(of: persisted.path),
               bytes.count <= 64 * 1024 else { return nil }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
@@ -49,7 +55,7 @@ final class PasteboardWriteLog: Sendable {
 
     /// Forgets the record (after a retire took the item back or found it replaced).
     func forget() {
-        changeCount.withLock { $0 = nil }
+        changeCount.store(Self.none, ordering: .releasing)
         if let persisted { try? DurableFiles.removeFile(persisted.path) }
     }
 }
@@ -71,12 +77,17 @@ struct PasteboardItemsEraser: SensitiveDataEraser {
 
 /// Retire step "sharebroker.keys": the key custodian forgets and zeroes this app's key material and never
 /// hands it a key that seals new items.
+/// The broker's cached ring is dropped first (the custodian's relinquish changes its generation
+/// too, so the cached ring would not be used again either way).
 struct KeyMaterialEraser: SensitiveDataEraser {
     let secureServices: any SecureServices
     let appID: String
+    /// Drops the broker's cached group ring.
+    let forgetCachedRing: @Sendable () -> Void
     var wipeName: String { "sharebroker.keys" }
 
     func eraseSensitiveData() throws {
+        forgetCachedRing()
         try secureServices.relinquishKeys(for: appID)
     }
 }
