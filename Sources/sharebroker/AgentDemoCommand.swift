@@ -278,34 +278,30 @@ final class AgentDemo {
         check(items.first?.type == PasteboardItem.sealedType && items.contains { $0.type != PasteboardItem.sealedType }
               && !items.contains { Self.contains($0.bytes, plain) },
               "the \(clipboard.rawValue) clipboard offers the sealed item and a placeholder, not the text")
-        if clipboard == .wayland { return checkSealedWithWLPaste(secret) }
-        guard clipboard == .x11, let xclip = ["/usr/bin/xclip", "/bin/xclip"].first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
-        let targets = tool(xclip, ["-o", "-selection", "clipboard", "-t", "TARGETS"])
-        let text = tool(xclip, ["-o", "-selection", "clipboard"])
-        let primary = tool(xclip, ["-o", "-selection", "primary"])
-        print("$ xclip -o -selection clipboard -t TARGETS")
-        for name in targets.split(separator: "\n") { print("  \(name)") }
-        print("$ xclip -o -selection clipboard; xclip -o -selection primary")
-        print("  \(text)")
-        print("  \(primary)")
-        check(targets.contains(SealedSet.targetName) && !text.isEmpty && !text.contains(secret) && !primary.contains(secret),
-              "xclip reads the sealed target and the placeholder, never the text")
-    }
-
-    /// On Wayland, what `wl-paste` (wl-clipboard, when installed) reads: the types, the clipboard
-    /// and the primary selection.
-    func checkSealedWithWLPaste(_ secret: String) {
-        guard let wlPaste = ["/usr/bin/wl-paste", "/bin/wl-paste"].first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
-        let types = tool(wlPaste, ["--list-types"])
-        let text = tool(wlPaste, ["--no-newline"])
-        let primary = tool(wlPaste, ["--no-newline", "--primary"])
-        print("$ wl-paste --list-types")
+        // What the desktop's own tools read, when installed: the offered types, the clipboard and
+        // the primary selection.
+        let reader: (path: String, types: [String], text: [String], primary: [String], what: String)
+        switch clipboard {
+        case .x11:
+            reader = ("xclip", ["-o", "-selection", "clipboard", "-t", "TARGETS"], ["-o", "-selection", "clipboard"],
+                      ["-o", "-selection", "primary"], "xclip reads the sealed target and the placeholder, never the text")
+        case .wayland:
+            reader = ("wl-paste", ["--list-types"], ["--no-newline"], ["--no-newline", "--primary"],
+                      "wl-paste reads the sealed type and the placeholder, never the text")
+        case .file:
+            return
+        }
+        guard let path = ["/usr/bin/", "/bin/"].map({ $0 + reader.path }).first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
+        let types = tool(path, reader.types)
+        let text = tool(path, reader.text)
+        let primary = tool(path, reader.primary)
+        print("$ \(reader.path) \(reader.types.joined(separator: " "))")
         for name in types.split(separator: "\n") { print("  \(name)") }
-        print("$ wl-paste --no-newline; wl-paste --no-newline --primary")
+        print("$ \(reader.path) \(reader.text.joined(separator: " ")); \(reader.path) \(reader.primary.joined(separator: " "))")
         print("  \(text)")
         print("  \(primary)")
         check(types.contains(SealedSet.targetName) && !text.isEmpty && !text.contains(secret) && !primary.contains(secret),
-              "wl-paste reads the sealed type and the placeholder, never the text")
+              reader.what)
     }
 
     /// What a desktop clipboard offers now, read through the display (not this process's own copy).
