@@ -62,15 +62,13 @@ public enum AgentClientEvent: Sendable, Hashable {
     case refused(reason: String)
 }
 
-/// The library's client of the secure-services agent (`sharebrokerd`): what an app plugs into
-/// ``ShareBroker/Platform`` as its ``SecureServices`` and ``ServerReportSink``.
+/// The library's client of the secure-services agent (`sharebrokerd`): a broker's key custodian
+/// and report sink (`SecureServices` and `ServerReportSink`, package access).
 ///
 /// ```swift
 /// let client = AgentClient()
 /// let welcome = try client.connect()                  // the agent identifies us from the kernel
-/// let broker = ShareBroker(appID: welcome.app, device: client.device, platform: Platform(
-///     outbox: FolderOutbox(), urlOpener: RecordingURLOpener(), reportSink: client,
-///     pasteboard: try FilePasteboard(path: AgentPaths.pasteboard), secureServices: client))
+/// let broker = client.makeBroker(for: welcome, platform: try .embedded(entitling: welcome.app))
 /// try broker.start(delegate: myDelegate)
 /// try client.attach(broker)                           // first policy: ready; pushes follow
 /// ```
@@ -534,7 +532,7 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     // MARK: ServerReportSink
 
     /// Collected into the current push's batch, or sent at once (push 0).
-    public func acknowledged(_ record: AcknowledgmentRecord) {
+    package func acknowledged(_ record: AcknowledgmentRecord) {
         let wire = WireAcknowledgment(id: nextID(), record)
         let collected = state.withLock { state -> Bool in
             guard state.collecting != nil else { return false }
@@ -545,13 +543,13 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     }
 
     /// Sent to the agent's audit log (no content).
-    public func blockedAttempt(_ record: BlockedAttemptRecord) {
+    package func blockedAttempt(_ record: BlockedAttemptRecord) {
         let id = nextID()
         enqueue(id: id, frame: AgentMessage.frame(.audit, AuditBatch(id: id, records: [WireAuditRecord(id: id, blocked: record)])))
     }
 
     /// Sent to the agent's audit log.
-    public func wiped(_ report: WipeReport) {
+    package func wiped(_ report: WipeReport) {
         let id = nextID()
         enqueue(id: id, frame: AgentMessage.frame(.audit, AuditBatch(id: id, records: [WireAuditRecord(id: id, wiped: report)])))
     }

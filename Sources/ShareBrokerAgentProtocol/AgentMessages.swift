@@ -320,7 +320,7 @@ public struct PolicyPushMessage: Codable, Sendable, Hashable {
 public struct WireAcknowledgment: Codable, Sendable, Hashable {
     /// A client-chosen id, unique per record, so that a resent record can be recognised.
     public var id: String
-    /// ``AcknowledgedKind`` raw value (`auth`, `openIn`...).
+    /// `AcknowledgedKind` raw value (`auth`, `openIn`...).
     public var kind: String
     /// The acknowledgment's `ACPolicyState` code (0 unsupported, 1 applied, 2 error).
     public var state: Int32
@@ -330,7 +330,16 @@ public struct WireAcknowledgment: Codable, Sendable, Hashable {
     public var generation: UInt64
 
     /// Creates an acknowledgment.
-    public init(id: String, _ record: AcknowledgmentRecord) {
+    public init(id: String, kind: String, state: Int32, message: String, generation: UInt64) {
+        self.id = id
+        self.kind = kind
+        self.state = state
+        self.message = message
+        self.generation = generation
+    }
+
+    /// The acknowledgment of a record.
+    package init(id: String, _ record: AcknowledgmentRecord) {
         self.id = id
         kind = record.kind.rawValue
         state = record.state.rawValue
@@ -377,7 +386,7 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
     public var failed: [String: String]?
 
     /// A blocked attempt.
-    public init(id: String, blocked record: BlockedAttemptRecord) {
+    package init(id: String, blocked record: BlockedAttemptRecord) {
         self.id = id
         event = "blocked"
         action = record.action
@@ -387,7 +396,7 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
     }
 
     /// A wipe report.
-    public init(id: String, wiped report: WipeReport) {
+    package init(id: String, wiped report: WipeReport) {
         self.id = id
         event = "wiped"
         erased = report.erased

@@ -14,7 +14,7 @@ import Synchronization
 /// non-copyable, it cannot be printed, interpolated, dumped or logged at all; there is no API
 /// that returns its bytes.
 ///
-/// Apps get keys inside a ``KeyRing`` from a ``SecureServices`` custodian; this type is public
+/// Apps get keys inside a ``KeyRing`` from a `SecureServices` custodian; this type is public
 /// so that a custodian which receives keys from elsewhere (a daemon client) can import them
 /// with ``init(id:importing:)``.
 public struct GroupKey: ~Copyable, @unchecked Sendable {

@@ -1,6 +1,6 @@
 import ShareBroker
 
-/// An ``Outbox`` that keeps hand-overs in memory: for tests and benchmarks.
+/// An `Outbox` that keeps hand-overs in memory: for tests and benchmarks.
 public final class InMemoryOutbox: Outbox {
     private let files = Mutex<[(name: String, bytes: [UInt8])]>([])
 

@@ -1,6 +1,6 @@
 import ShareBroker
 
-/// A ``Pasteboard`` in memory, shared by whoever holds the instance.
+/// A `Pasteboard` in memory, shared by whoever holds the instance.
 public final class InMemoryPasteboard: Pasteboard {
     private let state = Mutex<(items: [PasteboardItem], changeCount: Int)>(([], 0))
 

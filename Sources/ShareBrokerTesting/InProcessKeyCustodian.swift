@@ -1,7 +1,7 @@
 import ShareBroker
 import ShareBrokerCrypto
 
-/// The embedded ``SecureServices``: holds the group's key ring and each app's file keys in this
+/// The embedded `SecureServices`: holds the group's key ring and each app's file keys in this
 /// process and decides which apps may have them.
 ///
 /// File keys behave as the agent's do: each app gets its own ``FileKeyRing`` (made on its first

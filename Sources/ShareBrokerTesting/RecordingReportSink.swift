@@ -1,6 +1,6 @@
 import ShareBroker
 
-/// The embedded default ``ServerReportSink``: records everything in memory, in order.
+/// The embedded default `ServerReportSink`: records everything in memory, in order.
 public final class RecordingReportSink: ServerReportSink {
     private let state = Mutex<([AcknowledgmentRecord], [BlockedAttemptRecord], [WipeReport])>(([], [], []))
 
@@ -8,26 +8,26 @@ public final class RecordingReportSink: ServerReportSink {
     public init() {}
 
     /// Records an acknowledgment.
-    public func acknowledged(_ record: AcknowledgmentRecord) {
+    package func acknowledged(_ record: AcknowledgmentRecord) {
         state.withLock { $0.0.append(record) }
     }
 
     /// Records a blocked attempt.
-    public func blockedAttempt(_ record: BlockedAttemptRecord) {
+    package func blockedAttempt(_ record: BlockedAttemptRecord) {
         state.withLock { $0.1.append(record) }
     }
 
     /// Records a wipe report.
-    public func wiped(_ report: WipeReport) {
+    package func wiped(_ report: WipeReport) {
         state.withLock { $0.2.append(report) }
     }
 
     /// Every wipe report so far, in order.
-    public var wipeReports: [WipeReport] { state.withLock { $0.2 } }
+    package var wipeReports: [WipeReport] { state.withLock { $0.2 } }
 
     /// Every acknowledgment so far, in order.
-    public var acknowledgments: [AcknowledgmentRecord] { state.withLock { $0.0 } }
+    package var acknowledgments: [AcknowledgmentRecord] { state.withLock { $0.0 } }
 
     /// Every blocked attempt so far, in order.
-    public var blockedAttempts: [BlockedAttemptRecord] { state.withLock { $0.1 } }
+    package var blockedAttempts: [BlockedAttemptRecord] { state.withLock { $0.1 } }
 }

@@ -1,6 +1,6 @@
 import ShareBroker
 
-/// The embedded default ``URLOpener``: records what was opened, in order.
+/// The embedded default `URLOpener`: records what was opened, in order.
 public final class RecordingURLOpener: URLOpener {
     private let opened = Mutex<[(url: String, handler: String)]>([])
 

@@ -233,10 +233,12 @@ struct HostSession {
         }
         let delegate = HostDelegate()
         do {
-            let app = try ManagedApp.attach(ManagedApp.Configuration(
+            var configuration = ManagedApp.Configuration(
                 socketPath: options.socketPath, handshakeTimeoutMilliseconds: options.timeout, reconnects: false,
-                pasteboard: choice, outbox: outbox, urlOpener: urlOpener,
-                broker: ShareBroker.Configuration(secureFileDirectories: secureFileDirectories)), delegate: delegate)
+                pasteboard: choice, broker: ShareBroker.Configuration(secureFileDirectories: secureFileDirectories))
+            configuration.outbox = outbox
+            configuration.urlOpener = urlOpener
+            let app = try ManagedApp.attach(configuration, delegate: delegate)
             return .success(HostSession(app: app, delegate: delegate))
         } catch {
             switch error {

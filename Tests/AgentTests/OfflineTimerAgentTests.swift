@@ -39,10 +39,11 @@ struct OfflineTimerAgentTests {
 
         let state = h.root + "/app-state"
         let delegate = Delegate()
-        let app = try ManagedApp.attach(ManagedApp.Configuration(
-            socketPath: h.socket, pasteboard: .file(path: h.root + "/pasteboard"), outbox: InMemoryOutbox(),
-            broker: ShareBroker.Configuration(stateDirectory: state)),
-            delegate: delegate)
+        var configuration = ManagedApp.Configuration(
+            socketPath: h.socket, pasteboard: .file(path: h.root + "/pasteboard"),
+            broker: ShareBroker.Configuration(stateDirectory: state))
+        configuration.outbox = InMemoryOutbox()
+        let app = try ManagedApp.attach(configuration, delegate: delegate)
         defer { app.close() }
         #expect(h.wait { app.broker.currentSnapshot.secureServices == .available })
         #expect(try app.broker.policy().offlinePolicy.accessCheckAfter == .seconds(3))

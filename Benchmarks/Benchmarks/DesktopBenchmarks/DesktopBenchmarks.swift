@@ -27,11 +27,6 @@ final class QuietDelegate: ShareBrokerDelegate {
     func authStateChanged(to state: AuthState, message: String) -> Acknowledgment { .applied }
 }
 
-final class DiscardingReportSink: ServerReportSink {
-    func acknowledged(_ record: AcknowledgmentRecord) {}
-    func blockedAttempt(_ record: BlockedAttemptRecord) {}
-    func wiped(_ report: WipeReport) {}
-}
 
 /// A temporary XDG tree with two entries (`/bin/true %f`), a private runtime folder and a 1 MiB
 /// document, all on the same file system. XDG_DATA_HOME is set before the first GIO call.
@@ -68,9 +63,8 @@ struct DesktopBench: @unchecked Sendable {
         try Self.write((0 ..< (1 << 20)).map { _ in UInt8.random(in: 0 ... 255, using: &rng) }, to: document)
         setenv("XDG_DATA_HOME", base + "/data", 1)
         setenv("XDG_CONFIG_HOME", base + "/config", 1)
-        let platform = Platform(outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: DiscardingReportSink(),
-                                pasteboard: InMemoryPasteboard(),
-                                secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
+        let platform = Platform.embedded(custodian: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]),
+                                         records: false)
         broker = ShareBroker(appID: "com.acme.bench", platform: platform)
         try broker.start(delegate: QuietDelegate())
         _ = try broker.apply(PolicyUpdate(auth: .authorized, openIn: .whitelist([Self.allowed])))

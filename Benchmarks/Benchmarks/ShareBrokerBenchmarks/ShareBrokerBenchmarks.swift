@@ -10,27 +10,6 @@ import CSodiumBench
 @_spi(Benchmarks) import ShareBroker
 import ShareBrokerTesting
 
-// MARK: - Discarding platform adapters (the embedded ones record everything and grow without bound)
-
-/// Drops every hand-over. Returns the name as the path too, so the benchmark itself allocates nothing.
-final class DiscardingOutbox: Outbox {
-    func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {
-        name
-    }
-}
-
-/// Drops every report.
-final class DiscardingReportSink: ServerReportSink {
-    func acknowledged(_ record: AcknowledgmentRecord) {}
-    func blockedAttempt(_ record: BlockedAttemptRecord) {}
-    func wiped(_ report: WipeReport) {}
-}
-
-/// Drops every URL.
-final class DiscardingURLOpener: URLOpener {
-    func open(_ url: String, in handler: String) {}
-}
-
 /// Answers every callback and does nothing else.
 final class QuietDelegate: ShareBrokerDelegate {
     func appConnectIsReady() {}
@@ -62,9 +41,8 @@ func makeBroker(extra: Int, offlineTimers: Bool = false, update: PolicyUpdate? =
     let whitelist = benchmarkWhitelist(extra: extra)
     let broker: ShareBroker
     do {
-        let platform = Platform(outbox: DiscardingOutbox(), urlOpener: DiscardingURLOpener(),
-                                reportSink: DiscardingReportSink(), pasteboard: InMemoryPasteboard(),
-                                secureServices: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]))
+        let platform = Platform.embedded(custodian: try InProcessKeyCustodian(entitledAppIDs: ["com.acme.bench"]),
+                                          records: false)
         broker = ShareBroker(appID: "com.acme.bench", platform: platform)
         if offlineTimers { try broker.benchmarkEnableOfflineTimers() }
         try broker.start(delegate: QuietDelegate())

@@ -15,7 +15,7 @@
 import Benchmark
 import Foundation
 import ShareBroker
-import ShareBrokerLinux
+@_spi(Benchmarks) import ShareBrokerLinux
 import Synchronization
 import ShareBrokerTesting
 
@@ -96,9 +96,7 @@ final class TwoApps: @unchecked Sendable {
         ownerPasteboard = try X11Pasteboard(configuration: .init(display: display))
         let pasterPasteboard = try X11Pasteboard(configuration: .init(display: display))
         let broker = { (id: String, pasteboard: X11Pasteboard, policy: PasteboardPolicy) throws -> ShareBroker in
-            let broker = ShareBroker(appID: id, platform: Platform(
-                outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink(),
-                pasteboard: pasteboard, secureServices: custodian))
+            let broker = ShareBroker(appID: id, platform: Platform.embedded(custodian: custodian).using(pasteboard))
             try broker.start(delegate: delegate)
             _ = try broker.apply(PolicyUpdate(auth: .authorized, pasteboard: policy))
             return broker

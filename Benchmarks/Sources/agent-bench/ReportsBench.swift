@@ -91,9 +91,7 @@ func runReportsBenchmark(quick: Bool, executable: String, base: String) throws {
         for _ in 0..<apps {
             let client = AgentClient(configuration: AgentClientConfiguration(socketPath: folder + "/agent.sock", reconnects: false))
             let welcome = try client.connect()
-            let broker = client.makeBroker(for: welcome, platform: Platform(
-                outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client,
-                pasteboard: InMemoryPasteboard(), secureServices: client))
+            let broker = client.makeBroker(for: welcome, platform: try .embedded(entitling: welcome.app))
             try broker.start(delegate: BenchDelegate())
             try client.attach(broker)
             agent.clients.append(client)

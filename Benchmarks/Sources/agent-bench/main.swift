@@ -82,9 +82,7 @@ let socketPath = base + "/agent.sock"
 func connectedBroker() throws -> (AgentClient, ShareBroker) {
     let client = AgentClient(configuration: AgentClientConfiguration(socketPath: socketPath, reconnects: false))
     let welcome = try client.connect()
-    let broker = client.makeBroker(for: welcome, platform: Platform(
-        outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: client,
-        pasteboard: InMemoryPasteboard(), secureServices: client))
+    let broker = client.makeBroker(for: welcome, platform: try .embedded(entitling: welcome.app))
     try broker.start(delegate: BenchDelegate())
     try client.attach(broker)
     return (client, broker)
@@ -190,7 +188,7 @@ if CommandLine.arguments.contains("--breakdown") {
     let push = PolicyPushMessage(push: 7, policy: WirePolicy(update, expandedWhitelist: []), device: [])
     let body = AgentMessage.encode(push)
     let acks = AcknowledgmentBatch(id: "123-abcdef-9", push: 7, records: [WireAcknowledgment(
-        id: "123-abcdef-8", AcknowledgmentRecord(kind: .print, acknowledgment: .applied, generation: 4))])
+        id: "123-abcdef-8", kind: "print", state: 1, message: "", generation: 4)])
     let ackBody = AgentMessage.encode(acks)
     func time(_ label: String, _ body: () -> Void) {
         let n = 20_000

@@ -1,5 +1,5 @@
 /// The kinds of policy change an app acknowledges back to the server.
-public enum AcknowledgedKind: String, Sendable, CaseIterable, Hashable {
+package enum AcknowledgedKind: String, Sendable, CaseIterable, Hashable {
     /// `authStateApplied`: may never be ``Acknowledgment/unsupported``.
     case auth
     /// `configApplied`.
@@ -51,13 +51,13 @@ public enum Acknowledgment: Sendable, Hashable {
 }
 
 /// One acknowledgment as the server receives it.
-public struct AcknowledgmentRecord: Sendable, Hashable {
+package struct AcknowledgmentRecord: Sendable, Hashable {
     /// Which policy it answers.
-    public var kind: AcknowledgedKind
+    package var kind: AcknowledgedKind
     /// The answer: the app's, or the library's when it had to correct it.
-    public var acknowledgment: Acknowledgment
+    package var acknowledgment: Acknowledgment
     /// The snapshot generation the acknowledgment answers.
-    public var generation: UInt64
+    package var generation: UInt64
 
     /// Applied, error, or unsupported (the code).
     package var state: PolicyState { acknowledgment.state }
@@ -65,7 +65,7 @@ public struct AcknowledgmentRecord: Sendable, Hashable {
     package var message: String { acknowledgment.message }
 
     /// Creates a record.
-    public init(kind: AcknowledgedKind, acknowledgment: Acknowledgment, generation: UInt64) {
+    package init(kind: AcknowledgedKind, acknowledgment: Acknowledgment, generation: UInt64) {
         self.kind = kind
         self.acknowledgment = acknowledgment
         self.generation = generation

@@ -17,17 +17,17 @@ public protocol SensitiveDataEraser: Sendable {
 }
 
 /// What a retire erased, and what it could not.
-public struct WipeReport: Sendable, Hashable {
+package struct WipeReport: Sendable, Hashable {
     /// Names of what was erased.
-    public var erased: [String]
+    package var erased: [String]
     /// Names of what could not be erased, with why.
-    public var failed: [String: String]
+    package var failed: [String: String]
     /// Whether this wipe was interrupted (the process died) and finished by a later start.
     /// Steps erased before the interruption are listed too.
-    public var resumedAfterInterruption: Bool
+    package var resumedAfterInterruption: Bool
 
     /// Creates a report.
-    public init(erased: [String] = [], failed: [String: String] = [:], resumedAfterInterruption: Bool = false) {
+    package init(erased: [String] = [], failed: [String: String] = [:], resumedAfterInterruption: Bool = false) {
         self.erased = erased
         self.failed = failed
         self.resumedAfterInterruption = resumedAfterInterruption

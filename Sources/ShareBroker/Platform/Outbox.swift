@@ -1,5 +1,5 @@
 /// Where files handed to other apps go: the platform's stand-in for the Open In hand-over.
-public protocol Outbox: Sendable {
+package protocol Outbox: Sendable {
     /// Writes `bytes` under `name` where the receiving app will find them, and answers the
     /// file's path there (absolute).
     ///

@@ -42,7 +42,7 @@ public struct PasteboardItem: Sendable, Hashable {
 }
 
 /// The general pasteboard that every app on the device can read. The policy governs writes only.
-public protocol Pasteboard: Sendable {
+package protocol Pasteboard: Sendable {
     /// What is on the pasteboard now, and its change count.
     func read() -> (items: [PasteboardItem], changeCount: Int)
     /// Replaces the contents; returns the new change count.
@@ -64,5 +64,5 @@ public protocol Pasteboard: Sendable {
 
 extension Pasteboard {
     /// `nil`: the items do not outlive the process that wrote them.
-    public var persistentIdentity: String? { nil }
+    package var persistentIdentity: String? { nil }
 }

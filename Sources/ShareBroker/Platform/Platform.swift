@@ -1,20 +1,23 @@
-/// The platform adapters the library talks to. The real ones are in ShareBrokerLinux; the
-/// in-memory and recording ones in ShareBrokerTesting, so the same core runs in a unit test, the
-/// simulator, a benchmark and a host process.
+/// The platform adapters the library talks to: where hand-overs go, how URLs open, where
+/// reports go, the general pasteboard and the key custodian. An app gets one already built:
+/// `ManagedApp.attach(_:delegate:)` (module ShareBrokerLinux) wires the real ones, and
+/// `Platform.embedded(entitling:)` (module ShareBrokerTesting) the in-memory and recording ones,
+/// so the same core runs in a unit test, the simulator, a benchmark and a host process. The
+/// adapter protocols are the package's own (package access).
 public struct Platform: Sendable {
     /// Where files handed to other apps go.
-    public var outbox: any Outbox
+    package var outbox: any Outbox
     /// How allowed URLs are opened.
-    public var urlOpener: any URLOpener
+    package var urlOpener: any URLOpener
     /// Where acknowledgments and blocked attempts are reported.
-    public var reportSink: any ServerReportSink
+    package var reportSink: any ServerReportSink
     /// The general pasteboard every app on the device can read.
-    public var pasteboard: any Pasteboard
+    package var pasteboard: any Pasteboard
     /// The key custodian that hands out the group key ring.
-    public var secureServices: any SecureServices
+    package var secureServices: any SecureServices
 
     /// Creates a platform from its adapters.
-    public init(outbox: any Outbox, urlOpener: any URLOpener, reportSink: any ServerReportSink,
+    package init(outbox: any Outbox, urlOpener: any URLOpener, reportSink: any ServerReportSink,
                 pasteboard: any Pasteboard, secureServices: any SecureServices) {
         self.outbox = outbox
         self.urlOpener = urlOpener

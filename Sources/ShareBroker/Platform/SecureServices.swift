@@ -4,7 +4,7 @@ import Synchronization
 /// The key custodian: hands an app the group's `KeyRing` (SecureCopy) and its own `FileKeyRing`
 /// (secure files) when secure services are available and the app is entitled. Platform-pluggable: `InProcessKeyCustodian` is the embedded
 /// default; a client of a key daemon can implement the same protocol.
-public protocol SecureServices: Sendable {
+package protocol SecureServices: Sendable {
     /// Whether keys can be handed out now. When ``SecureServicesAvailability/unavailable``,
     /// SecureCopy writes fail and nothing is written.
     var availability: SecureServicesAvailability { get }

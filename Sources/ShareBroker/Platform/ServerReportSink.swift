@@ -1,17 +1,17 @@
 /// A transfer the broker refused, as the server's audit log receives it. Never carries content.
-public struct BlockedAttemptRecord: Sendable, Hashable {
+package struct BlockedAttemptRecord: Sendable, Hashable {
     /// What was attempted: `openIn`, `openURL`, `composeMail`, `print`, `dragAndDrop`, `copy`.
-    public var action: String
+    package var action: String
     /// The app the transfer was headed to, when known.
-    public var target: String?
+    package var target: String?
     /// The rule that refused it (a ``DecisionRule`` raw value; for a sealed item refused on paste,
     /// `sealedItemForged`, `sealedItemTooOld` or `sealedItemFromTheFuture`).
-    public var rule: String
+    package var rule: String
     /// The snapshot generation the decision read.
-    public var generation: UInt64
+    package var generation: UInt64
 
     /// Creates a record.
-    public init(action: String, target: String?, rule: String, generation: UInt64) {
+    package init(action: String, target: String?, rule: String, generation: UInt64) {
         self.action = action
         self.target = target
         self.rule = rule
@@ -23,7 +23,7 @@ public struct BlockedAttemptRecord: Sendable, Hashable {
 ///
 /// The embedded default, `RecordingReportSink`, keeps them in memory. A host process plugs in
 /// a sink that forwards them to the real server (or to the agent).
-public protocol ServerReportSink: Sendable {
+package protocol ServerReportSink: Sendable {
     /// The app acknowledged a policy change.
     func acknowledged(_ record: AcknowledgmentRecord)
     /// The broker refused a transfer.

@@ -12,7 +12,7 @@ package enum SchemeAssociation: Sendable, Hashable {
 /// How the platform opens a URL in another app, once the broker has allowed it. Which app
 /// that is comes from the device table, unless the opener also knows the platform's own
 /// associations (the desktop's, package access: `SchemeAssociating`).
-public protocol URLOpener: Sendable {
+package protocol URLOpener: Sendable {
     /// Opens `url` in the app `handler`.
     func open(_ url: String, in handler: String)
 }

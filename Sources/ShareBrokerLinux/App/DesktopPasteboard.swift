@@ -36,11 +36,11 @@ public struct LinuxSetupError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 /// The general pasteboard of a managed app on Linux, opened from a ``PasteboardChoice``, with
-/// what a desktop clipboard needs beyond the ``Pasteboard`` protocol: the placeholder text that
+/// what a desktop clipboard needs beyond the `Pasteboard` protocol: the placeholder text that
 /// follows the app's config, and the hand-off when the app stops serving its copy.
 public final class DesktopPasteboard: Sendable {
-    /// The pasteboard to put in ``Platform``.
-    public let pasteboard: any Pasteboard
+    /// The pasteboard to put in a `Platform`.
+    package let pasteboard: any Pasteboard
     /// The X11 adapter, when the choice was X11.
     public let x11: X11Pasteboard?
     /// The Wayland adapter, when the choice was Wayland.

@@ -35,10 +35,12 @@ public final class ManagedApp: Sendable {
         public var reconnects: Bool
         /// The general pasteboard (default: the desktop's, see ``PasteboardChoice/automatic``).
         public var pasteboard: PasteboardChoice
-        /// Where Open In hand-overs of bytes go (default: a fresh folder under the runtime folder).
-        public var outbox: (any Outbox)?
-        /// How allowed URLs open (default: the desktop's scheme handlers through GIO).
-        public var urlOpener: (any URLOpener)?
+        /// Where Open In hand-overs of bytes go (`nil`, the default: a fresh folder under the
+        /// runtime folder). Package access: the CLI and the tests set their own.
+        package var outbox: (any Outbox)?
+        /// How allowed URLs open (`nil`, the default: the desktop's scheme handlers through GIO).
+        /// Package access: the CLI and the tests set their own.
+        package var urlOpener: (any URLOpener)?
         /// What the broker must have before it starts: the app's erasers, its secure-file
         /// folders, the sealed items' maximum age, web views, the logger, the static settings. Its
         /// `stateDirectory` is the app's state folder, which only this user can read and which
@@ -50,14 +52,13 @@ public final class ManagedApp: Sendable {
         /// The defaults: the agent's socket, 5 s, reconnecting, the desktop's pasteboard and handlers.
         public init(socketPath: String = AgentPaths.socket, handshakeTimeoutMilliseconds: Int = 5_000,
                     reconnects: Bool = true, pasteboard: PasteboardChoice = .automatic,
-                    outbox: (any Outbox)? = nil, urlOpener: (any URLOpener)? = nil,
                     broker: ShareBroker.Configuration = ShareBroker.Configuration()) {
             self.socketPath = socketPath
             self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
             self.reconnects = reconnects
             self.pasteboard = pasteboard
-            self.outbox = outbox
-            self.urlOpener = urlOpener
+            outbox = nil
+            urlOpener = nil
             self.broker = broker
         }
     }

@@ -1,7 +1,7 @@
 import ShareBroker
 import Synchronization
 
-/// The desktop's ``URLOpener``: a scheme's handler is the desktop's `x-scheme-handler/<scheme>`
+/// The desktop's `URLOpener`: a scheme's handler is the desktop's `x-scheme-handler/<scheme>`
 /// association (GIO's default, as `xdg-mime query default` answers; `mailto:` included), and an
 /// allowed URL starts that desktop entry with it.
 ///

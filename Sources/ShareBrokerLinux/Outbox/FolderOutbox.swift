@@ -8,7 +8,7 @@ import ShareBroker
 import ShareBrokerPOSIX
 import Synchronization
 
-/// An ``Outbox`` on the file system: each hand-over goes into a fresh sub-folder of a folder, so a
+/// An `Outbox` on the file system: each hand-over goes into a fresh sub-folder of a folder, so a
 /// delivered file keeps its original name and two hand-overs never collide.
 public final class FolderOutbox: Outbox {
     /// The folder that receives hand-overs.

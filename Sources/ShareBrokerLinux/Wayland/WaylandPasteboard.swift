@@ -46,7 +46,7 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
     }
 }
 
-/// The Wayland clipboard as the general ``Pasteboard``: the seat's clipboard and primary
+/// The Wayland clipboard as the general `Pasteboard`: the seat's clipboard and primary
 /// selections through the wlr data-control protocol (what `wl-clipboard` uses; sway and the
 /// other wlroots compositors offer it). It behaves as ``X11Pasteboard`` does:
 ///

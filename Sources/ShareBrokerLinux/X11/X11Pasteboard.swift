@@ -4,7 +4,7 @@ import ShareBroker
 import Synchronization
 import ShareBrokerCrypto
 
-/// The X11 clipboard as the general ``Pasteboard``: the `CLIPBOARD` and `PRIMARY` selections.
+/// The X11 clipboard as the general `Pasteboard`: the `CLIPBOARD` and `PRIMARY` selections.
 ///
 /// * **Copy** (``write(_:)``, called by the broker after its policy decision) takes ownership of
 ///   `CLIPBOARD` and `PRIMARY` and answers every client's conversion requests on a thread of its

@@ -24,9 +24,11 @@ struct ManagedAppTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let delegate = CountingDelegate()
-        let configuration = ManagedApp.Configuration(
+        var configuration = ManagedApp.Configuration(
             socketPath: folder + "/agent.sock", handshakeTimeoutMilliseconds: 500, reconnects: false,
-            pasteboard: .file(path: folder + "/pasteboard"), outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener())
+            pasteboard: .file(path: folder + "/pasteboard"))
+        configuration.outbox = InMemoryOutbox()
+        configuration.urlOpener = RecordingURLOpener()
         #expect {
             _ = try ManagedApp.attach(configuration, delegate: delegate)
         } throws: { error in
