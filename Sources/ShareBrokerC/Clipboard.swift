@@ -53,7 +53,9 @@ private let textTypeCString = StaticNames([PasteboardItem.textType], unknown: ""
 
 /// Copies, mapping errors and the result.
 private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
-    try copy(outResult) { () throws(ShareBrokerError) in try box.broker.copyResult(items) }
+    try copy(outResult) { () throws(ShareBrokerError) in
+        try box.withBroker { broker in Result { () throws(ShareBrokerError) in try broker.copyResult(items) } }.get()
+    }
 }
 
 /// Copies one item (no array of one), mapping errors and the result.
@@ -61,8 +63,12 @@ private func copy(_ box: BrokerBox, _ item: PasteboardItem, fromWebView webView:
                   _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
     try copy(outResult) { () throws(ShareBrokerError) in
         // The C interface names web views by id; the broker takes handles.
-        let view = try webView.map { id throws(ShareBrokerError) in try box.broker.webViews.existingHandle(for: id) }
-        return try box.broker.copyResult(item, fromWebView: view)
+        try box.withBroker { broker in
+            Result { () throws(ShareBrokerError) in
+                let view = try webView.map { id throws(ShareBrokerError) in try broker.webViews.existingHandle(for: id) }
+                return try broker.copyResult(item, fromWebView: view)
+            }
+        }.get()
     }
 }
 
@@ -146,7 +152,7 @@ public func sb_paste(_ handle: OpaquePointer?, _ outItem: UnsafeMutablePointer<U
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             guard let outItem else { throw .null("out_item") }
-            guard var pasted = box.broker.paste() else {
+            guard var pasted = box.withBroker({ $0.paste() }) else {
                 throw CFailure(SB_ERR_NO_ITEM, "the pasteboard holds nothing this app may read (empty, or sealed for other apps)")
             }
             defer { Zeroize.zero(&pasted.bytes) }

@@ -325,6 +325,14 @@ final class BrokerBox: Sendable {
     @inline(__always)
     var broker: ShareBroker { current.load(ordering: .acquiring).takeUnretainedValue() }
 
+    /// Calls `body` with the broker calls go to now, borrowed: no retain and release per call
+    /// (the hot paths: Open In decisions, copies). Safe because ``state`` keeps every broker
+    /// ``current`` ever pointed at alive while the box lives.
+    @inline(__always)
+    func withBroker<R>(_ body: (ShareBroker) -> R) -> R {
+        current.load(ordering: .acquiring)._withUnsafeGuaranteedRef(body)
+    }
+
     /// Starts the broker: an embedded one is built now, its configuration carrying the erasers
     /// registered since sb_broker_create_embedded (so a retire a crash interrupted, finished
     /// inside this start, would find them).

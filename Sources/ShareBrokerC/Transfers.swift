@@ -79,7 +79,7 @@ public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<
     if let handle, let target, let outDecision, let via = knownChannel(channelCode) {
         let decided = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
             withCachedTargetString(target, key: box.targetKey) { target in
-                outDecision.pointee = box.broker.decideOpenIn(target: target, via: via).c
+                outDecision.pointee = box.withBroker { $0.decideOpenIn(target: target, via: via) }.c
             }
         }
         if decided { return SB_OK }
@@ -94,7 +94,7 @@ private func decideOpenInChecked(_ handle: OpaquePointer?, _ target: UnsafePoint
             let via = try channel(channelCode)
             try withTargetString(target, "target") { target throws(CFailure) in
                 guard let outDecision else { throw .null("out_decision") }
-                outDecision.pointee = box.broker.decideOpenIn(target: target, via: via).c
+                outDecision.pointee = box.withBroker { $0.decideOpenIn(target: target, via: via) }.c
             }
         }
     }
