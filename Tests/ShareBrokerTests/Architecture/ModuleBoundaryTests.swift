@@ -37,7 +37,7 @@ struct ModuleBoundaryTests {
     @Test("The portable core imports neither Foundation nor libsodium, nor any adapter, tool or test module")
     func coreStaysPortable() throws {
         let forbidden: Set<String> = [
-            "Foundation", "FoundationEssentials", "CSodium", "ShareBrokerTesting", "ShareBrokerLinux",
+            "Foundation", "FoundationEssentials", "CSodium", "COpenSSL", "ShareBrokerTesting", "ShareBrokerLinux",
             "ShareBrokerAgent", "ShareBrokerAgentClient", "ShareBrokerAgentProtocol", "ShareBrokerSimulator",
             "ShareBrokerPolicyDocument", "CGIO", "CXCB",
         ]
@@ -47,13 +47,13 @@ struct ModuleBoundaryTests {
         #expect(offending.isEmpty, "the core must stay portable: \(offending)")
     }
 
-    @Test("Only ShareBrokerCrypto imports libsodium")
-    func onlyCryptoImportsSodium() throws {
+    @Test("Only ShareBrokerCrypto imports libsodium or OpenSSL", arguments: ["CSodium", "COpenSSL"])
+    func onlyCryptoImportsCryptoLibraries(module: String) throws {
         let offending = try Self.imports(under: "Sources")
-            .filter { $0.module == "CSodium" && !$0.file.hasPrefix("Sources/ShareBrokerCrypto/") }
-        #expect(offending.isEmpty, "libsodium belongs to ShareBrokerCrypto: \(offending)")
-        let crypto = try Self.imports(under: "Sources/ShareBrokerCrypto").filter { $0.module == "CSodium" }
-        #expect(!crypto.isEmpty, "ShareBrokerCrypto is expected to import CSodium")
+            .filter { $0.module == module && !$0.file.hasPrefix("Sources/ShareBrokerCrypto/") }
+        #expect(offending.isEmpty, "\(module) belongs to ShareBrokerCrypto: \(offending)")
+        let crypto = try Self.imports(under: "Sources/ShareBrokerCrypto").filter { $0.module == module }
+        #expect(!crypto.isEmpty, "ShareBrokerCrypto is expected to import \(module)")
     }
 
     @Test("Shipped modules never link the test doubles")
