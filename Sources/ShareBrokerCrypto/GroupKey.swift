@@ -119,6 +119,93 @@ package final class SubkeyEntry: @unchecked Sendable {
     }
 }
 
+/// The HChaCha20 subkeys of the last few nonce prefixes this key opened items under that another
+/// process sealed: a paste of the next item a peer app seals under the same epoch skips the
+/// ~120 ns derivation, as an item this process sealed does (``KeyBox/cachedSubkey(prefix:)``).
+///
+/// Four slots of (prefix, subkey) in one `sodium_malloc` block, allocated at the first insert,
+/// replaced round-robin, zeroed by ``KeyBox/wipe()`` and freed (zeroed) with the box. Used for
+/// opening only: nothing is ever sealed under a peer's prefix. A prefix is remembered only after
+/// an item under it authenticated, so forged envelopes cannot fill the table.
+///
+/// The table is guarded by a try-lock (one atomic flag): a reader that finds it taken derives the
+/// subkey on the stack instead of waiting, so a thread preempted while holding it (or gone in a
+/// fork child) never blocks another. ``KeyBox/wipe()`` touches the table only once the gate has
+/// drained every reader, and every use is inside a reader slot.
+package final class PeerSubkeys: @unchecked Sendable {
+    /// Slots in the table.
+    package static let slotCount = 4
+    private static let slotSize = XChaCha20Poly1305.prefixByteCount + XChaCha20Poly1305.keyByteCount
+
+    private let busy = Atomic<Bool>(false)
+    // Read and written only by the holder of `busy` (or by wipe and deinit, with no reader left).
+    private var table: UnsafeMutableRawPointer?
+    private var used = 0
+    private var next = 0
+
+    package init() {}
+
+    deinit {
+        if let table { SecureMemory.free(table) }
+    }
+
+    @inline(__always)
+    private func tryLock() -> Bool {
+        busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+    }
+
+    @inline(__always)
+    private func unlock() {
+        busy.store(false, ordering: .releasing)
+    }
+
+    /// Copies the subkey of `prefix` (16 bytes) into `out` (32 bytes) if the table holds it.
+    @inline(__always)
+    package func lookup(prefix: UnsafeRawPointer, into out: UnsafeMutableRawPointer) -> Bool {
+        guard tryLock() else { return false }
+        defer { unlock() }
+        guard let table else { return false }
+        let first = prefix.loadUnaligned(as: UInt64.self)
+        let second = prefix.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        var slot = 0
+        while slot < used {
+            let entry = table + slot * Self.slotSize
+            if entry.loadUnaligned(as: UInt64.self) == first
+                && entry.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == second {
+                out.copyMemory(from: entry + XChaCha20Poly1305.prefixByteCount,
+                               byteCount: XChaCha20Poly1305.keyByteCount)
+                return true
+            }
+            slot += 1
+        }
+        return false
+    }
+
+    /// Remembers `subkey` (32 bytes) as the subkey of `prefix` (16 bytes), replacing the oldest
+    /// slot when all are used. Does nothing if the table is busy or cannot be allocated.
+    package func remember(prefix: UnsafeRawPointer, subkey: UnsafeRawPointer) {
+        guard tryLock() else { return }
+        defer { unlock() }
+        if table == nil {
+            table = try? SecureMemory.allocate(byteCount: Self.slotCount * Self.slotSize)
+        }
+        guard let table else { return }
+        let entry = table + next * Self.slotSize
+        entry.copyMemory(from: prefix, byteCount: XChaCha20Poly1305.prefixByteCount)
+        (entry + XChaCha20Poly1305.prefixByteCount).copyMemory(from: subkey, byteCount: XChaCha20Poly1305.keyByteCount)
+        used = max(used, next + 1)
+        next = (next + 1) % Self.slotCount
+    }
+
+    /// Zeroes every slot and makes the table inaccessible. Only ``KeyBox/wipe()`` calls this,
+    /// once no reader is inside.
+    fileprivate func zero() {
+        if let table { SecureMemory.zeroAndLock(table, byteCount: Self.slotCount * Self.slotSize) }
+        used = 0
+        busy.store(true, ordering: .releasing) // never used again: lookups miss, inserts stop
+    }
+}
+
 /// A ``GroupKey`` shared by the key rings that hold it, with its subkey cache and the gate that
 /// lets ``wipe()`` zero it without racing a seal or open in progress.
 ///
@@ -140,6 +227,8 @@ package final class KeyBox: @unchecked Sendable {
     private let gate = Atomic<UInt64>(0)
     /// Newest cached subkey (holding one retain), or `nil`.
     private let subkeys = Atomic<Unmanaged<SubkeyEntry>?>(nil)
+    /// Subkeys of prefixes other processes sealed under, for opening their items.
+    package let peerSubkeys = PeerSubkeys()
 
     private static let readerMask: UInt64 = 0xFFFF_FFFF
     private static let wipedBit: UInt64 = 1 << 32
@@ -220,6 +309,7 @@ package final class KeyBox: @unchecked Sendable {
         }
         key.zero()
         subkeys.load(ordering: .acquiring)?._withUnsafeGuaranteedRef { $0.zeroChain() }
+        peerSubkeys.zero()
         gate.bitwiseOr(Self.zeroedBit, ordering: .releasing)
     }
 
@@ -273,6 +363,30 @@ package final class KeyBox: @unchecked Sendable {
             let matches = prefix.loadUnaligned(as: UInt64.self) == cachedPrefix.0
                 && prefix.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == cachedPrefix.1
             return matches ? UnsafeRawPointer(entry.bytes) : nil
+        }
+    }
+
+    /// Runs `body` with `HChaCha20(key, prefix)` for opening an item sealed under the 16-byte
+    /// `prefix`: from the peer table if it holds the prefix, else derived on the stack. When
+    /// `body` answers `true` (the item authenticated) the derived subkey is remembered for the
+    /// next item under that prefix. The stack copy is zeroed afterwards. Call only from inside
+    /// ``withKey(_:)``.
+    @inline(__always)
+    package func withOpeningSubkey(key: UnsafeRawPointer, prefix: UnsafeRawPointer,
+                                   _ body: (UnsafeRawPointer) throws(SealingError) -> Bool) throws(SealingError) -> Bool {
+        var subkey: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        return try withUnsafeMutablePointer(to: &subkey) { (subkey) throws(SealingError) -> Bool in
+            let raw = UnsafeMutableRawPointer(subkey)
+            defer { sodium_memzero(raw, XChaCha20Poly1305.keyByteCount) }
+            let remembered = peerSubkeys.lookup(prefix: prefix, into: raw)
+            if !remembered {
+                XChaCha20Poly1305.hchacha20(key: key, input: prefix, into: raw)
+            }
+            let authentic = try body(UnsafeRawPointer(raw))
+            if authentic && !remembered {
+                peerSubkeys.remember(prefix: prefix, subkey: UnsafeRawPointer(raw))
+            }
+            return authentic
         }
     }
 

@@ -372,14 +372,17 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
                 throw .tooLarge(size: count, limit: EnvelopeFormat.maxPlaintextSize)
             }
             plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
-                // Items this process sealed under its current prefix reuse the cached subkey.
+                // Items this process sealed under its current prefix reuse the cached subkey;
+                // items of another process, the subkey of their prefix if one authenticated before.
                 let cached = box.cachedSubkey(prefix: nonce)
+                let nonceTail = nonce + XChaCha20Poly1305.prefixByteCount
                 return try Self.makeSecretBytes(count: count) { (out) throws(SealingError) in
                     let authentic = if let cached {
-                        XChaCha20Poly1305.open(subkey: cached, nonceTail: nonce + XChaCha20Poly1305.prefixByteCount,
-                                               aad: aad, ciphertext: body, into: out)
+                        XChaCha20Poly1305.open(subkey: cached, nonceTail: nonceTail, aad: aad, ciphertext: body, into: out)
                     } else {
-                        XChaCha20Poly1305.open(key: key, nonce: nonce, aad: aad, ciphertext: body, into: out)
+                        try box.withOpeningSubkey(key: key, prefix: nonce) { (subkey) throws(SealingError) -> Bool in
+                            XChaCha20Poly1305.open(subkey: subkey, nonceTail: nonceTail, aad: aad, ciphertext: body, into: out)
+                        }
                     }
                     guard authentic else { throw .authenticationFailed }
                 }

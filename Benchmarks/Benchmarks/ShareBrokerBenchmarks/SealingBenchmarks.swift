@@ -28,8 +28,12 @@ final class SealFixture: @unchecked Sendable {
     let sealedElsewhere: [UInt8]
     /// Sealed by `ring` in this process (same nonce prefix: `open` reuses the cached subkey).
     let sealedHere: [UInt8]
+    /// `newSealers` envelopes of the plaintext, each under a prefix of its own (as if each came
+    /// from another process): more prefixes than the ring's peer table holds, so opening them in
+    /// turn derives the subkey every time.
+    let sealedByNewSealers: [[UInt8]]
 
-    init(size: Int) {
+    init(size: Int, newSealers: Int = 0) {
         precondition(sodium_init() >= 0, "sodium_init failed")
         let keyID: UInt32 = 0x5EA1_0001
         var keyBytes = randomBytes(32)
@@ -47,6 +51,11 @@ final class SealFixture: @unchecked Sendable {
         } else {
             sealedElsewhere = Self.forgeSingleShot(plaintext: plaintext, type: benchItemType, keyID: keyID, key: keyBytes)
         }
+        var pool: [[UInt8]] = []
+        for _ in 0..<newSealers {
+            pool.append(Self.forgeSingleShot(plaintext: plaintext, type: benchItemType, keyID: keyID, key: keyBytes))
+        }
+        sealedByNewSealers = pool
         keyBytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
         // Both envelopes must open to the plaintext, or the benchmark would time a failure.
         precondition(try! ring.open(sealedElsewhere).plaintext == plaintext)
@@ -209,6 +218,26 @@ func sealingBenchmarks() {
         (SealFixture(size: 64), SodiumBuffers(size: 64))
     }
 
+    // "KeyRing open 64 B" opens one item from another process again and again: after the first,
+    // the ring's peer table holds that process's subkey, as it does for the next items a peer app
+    // seals under the same prefix. This row opens items of 64 different sealers in turn (the
+    // table holds 4), so every open derives the subkey: the first paste from a new peer.
+    Benchmark("KeyRing open 64 B (each item from a new sealer)",
+              configuration: BenchmarkMode.pairedConfiguration(PayloadSize.all[0])) { benchmark, pair in
+        let (fixture, raw) = pair
+        let pool = fixture.sealedByNewSealers
+        let next = Counter()
+        let count = raw.size
+        let out = raw.plaintextOutput
+        BenchmarkMode.measurePaired(
+            benchmark,
+            ours: { blackHole(try! fixture.ring.open(pool[next.advance(modulo: pool.count)])) },
+            rawFresh: { blackHole(freshBytes(count: count) { out in raw.decrypt(into: out) }) },
+            rawRecycled: { raw.decrypt(into: out) })
+    } setup: {
+        (SealFixture(size: 64, newSealers: 64), SodiumBuffers(size: 64))
+    }
+
     // KeyRing seals items over 1 MiB in 64 KiB secretstream chunks: this is that construction
     // in raw libsodium, fresh output, for the 16 MiB row.
     Benchmark("libsodium secretstream push 16 MiB (fresh output)",
@@ -219,5 +248,18 @@ func sealingBenchmarks() {
         }
     } setup: {
         SecretStreamFixture(size: 16 << 20)
+    }
+}
+
+/// A position in a pool of inputs, advanced by every call (one benchmark thread).
+final class Counter: @unchecked Sendable {
+    private var value = 0
+
+    /// The current position, then moves on.
+    @inline(__always)
+    func advance(modulo count: Int) -> Int {
+        let current = value
+        value = current + 1 == count ? 0 : current + 1
+        return current
     }
 }
