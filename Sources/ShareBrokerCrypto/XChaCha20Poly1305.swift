@@ -16,7 +16,8 @@ import CSodium
 /// From ``bulkThreshold`` bytes of plaintext up, the ChaCha20-Poly1305-IETF step runs in OpenSSL's
 /// libcrypto (same construction, RFC 8439, byte-identical output; about 2.3x libsodium 1.0.18's
 /// speed on AVX2/AVX-512 machines), with libsodium as the fallback if OpenSSL cannot run it.
-/// Only the HChaCha20 subkey reaches OpenSSL, in a context freed (and zeroed) within the call.
+/// Only the HChaCha20 subkey reaches OpenSSL, in a pooled context re-keyed with zeros when the
+/// call ends.
 ///
 /// There is deliberately no public raw API: callers seal through ``KeyRing``, which never
 /// repeats a nonce.
@@ -118,7 +119,7 @@ package enum XChaCha20Poly1305 {
                    out.assumingMemoryBound(to: UInt8.self),
                    plaintextBase.assumingMemoryBound(to: UInt8.self), plaintext.count,
                    aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count,
-                   ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) == Int32(SB_OSSL_OK) {
+                   ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) == SB_OSSL_OK {
                 return
             }
             _ = crypto_aead_chacha20poly1305_ietf_encrypt(
@@ -151,9 +152,9 @@ package enum XChaCha20Poly1305 {
                     cipherBase.assumingMemoryBound(to: UInt8.self), ciphertext.count,
                     aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count,
                     ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) {
-                case Int32(SB_OSSL_OK): return true
-                case Int32(SB_OSSL_FORGED): return false
-                default: break // OpenSSL could not run it (zeroed): libsodium below.
+                case SB_OSSL_OK: return true
+                case SB_OSSL_FORGED: return false
+                default: break // OpenSSL did not run it (all contexts busy): libsodium below.
                 }
             }
             // libsodium verifies the tag before decrypting and writes nothing on failure.
