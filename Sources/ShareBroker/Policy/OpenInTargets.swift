@@ -72,9 +72,15 @@ package final class OpenInTargets: @unchecked Sendable {
         } else {
             for id in whitelist where !add(id, Self.whitelisted) { complete = false }
         }
+        var total = entries.reduce(0) { $0 + $1.bytes.count }
+        if total > Int(UInt32.max) {
+            // Offsets are 32-bit: a whitelist of more than 4 GiB of ids answers nothing either.
+            entries = []
+            total = 0
+            complete = false
+        }
         var capacity = 1
         while capacity < entries.count * 2 { capacity <<= 1 }
-        let total = entries.reduce(0) { $0 + $1.bytes.count }
         var generator = SystemRandomNumberGenerator()
         seed = generator.next()
         mask = capacity - 1
