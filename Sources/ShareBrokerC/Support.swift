@@ -114,76 +114,6 @@ func string(_ pointer: UnsafePointer<CChar>?, _ argument: String) throws(CFailur
     return value
 }
 
-/// The last target string this thread decided on, as bytes and as the String made of them: a
-/// thread asking about the same target again (a menu enabling its items, a benchmark) skips the
-/// UTF-8 validation and the allocation of a new String, and borrows it without reference
-/// counting. Immutable: a different target replaces the whole object. Target ids are not secrets.
-private final class TargetCache {
-    let bytes: UnsafeMutablePointer<CChar>
-    let length: Int
-    let string: String
-
-    init?(_ pointer: UnsafePointer<CChar>, length: Int, string: String) {
-        guard let memory = malloc(length + 1) else { return nil }
-        bytes = memory.bindMemory(to: CChar.self, capacity: length + 1)
-        memcpy(bytes, pointer, length)
-        bytes[length] = 0
-        self.length = length
-        self.string = string
-    }
-
-    deinit { free(bytes) }
-}
-
-/// The per-thread key of the ``TargetCache`` (released at thread exit). Every ``BrokerBox`` keeps
-/// a copy, so the fast path reads it without the lazy global's once-check.
-let targetCacheKey: pthread_key_t = {
-    var key = pthread_key_t()
-    _ = pthread_key_create(&key) { pointer in
-        if let pointer { Unmanaged<TargetCache>.fromOpaque(pointer).release() }
-    }
-    return key
-}()
-
-/// The fast path of a repeated target: calls `body` with this thread's cached String when
-/// `pointer` holds the same bytes (and returns true), else returns false without calling it.
-@inline(__always)
-func withCachedTargetString(_ pointer: UnsafePointer<CChar>, key: pthread_key_t, _ body: (String) -> Void) -> Bool {
-    guard let cached = pthread_getspecific(key) else { return false }
-    return Unmanaged<TargetCache>.fromOpaque(cached)._withUnsafeGuaranteedRef { cache in
-        // The cached bytes end with a NUL: strncmp stops at the caller's NUL, never past it.
-        guard strncmp(cache.bytes, pointer, cache.length + 1) == 0 else { return false }
-        body(cache.string)
-        return true
-    }
-}
-
-/// Calls `body` with the caller's target id, validated, through this thread's ``TargetCache``.
-@inline(__always)
-func withTargetString<R>(_ pointer: UnsafePointer<CChar>?, _ argument: String,
-                         _ body: (String) throws(CFailure) -> R) throws(CFailure) -> R {
-    guard let pointer else { throw .null(argument) }
-    let length = strlen(pointer)
-    let previous = pthread_getspecific(targetCacheKey)
-    if let previous {
-        let hit = Unmanaged<TargetCache>.fromOpaque(previous)._withUnsafeGuaranteedRef { cache -> Result<R, CFailure>? in
-            guard cache.length == length, memcmp(cache.bytes, pointer, length) == 0 else { return nil }
-            do throws(CFailure) {
-                return .success(try body(cache.string))
-            } catch {
-                return .failure(error)
-            }
-        }
-        if let hit { return try hit.get() }
-    }
-    let value = try string(pointer, argument)
-    if let cache = TargetCache(pointer, length: length, string: value) {
-        _ = pthread_setspecific(targetCacheKey, Unmanaged.passRetained(cache).toOpaque())
-        if let previous { Unmanaged<TargetCache>.fromOpaque(previous).release() }
-    }
-    return try body(value)
-}
-
 /// The most entries a list argument (whitelist, config, schemes) may have.
 let maxListCount = 4096
 
@@ -280,8 +210,6 @@ final class BrokerBox: Sendable {
     let app: ManagedApp?
     /// What the app's callbacks and erasers go through (sb_broker_destroy closes it).
     let gate: CallbackGate
-    /// ``targetCacheKey``, read once.
-    let targetKey = targetCacheKey
     /// The broker calls go to: for an embedded broker, until sb_broker_start, one never started
     /// (every call answers as before a start: not started, not ready, blocked); from
     /// sb_broker_start on, the broker built there with the erasers collected meanwhile. Both stay

@@ -74,12 +74,16 @@ private func channel(_ code: Int32) throws(CFailure) -> TransferChannel {
 @_cdecl("sb_decide_open_in")
 public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ channelCode: Int32,
                               _ outDecision: UnsafeMutablePointer<sb_decision>?) -> sb_status {
-    // The fast path: valid arguments and the thread's last target again. Anything else takes the
-    // checked path below, which gives the same answer or the error.
+    // The fast path: valid arguments and a target the policy's table decides on its bytes (an
+    // ASCII id: no String, no UTF-8 validation). Anything else takes the checked path below,
+    // which gives the same answer or the error.
     if let handle, let target, let outDecision, let via = knownChannel(channelCode) {
+        let utf8 = UnsafeRawBufferPointer(start: target, count: strlen(target))
         let decided = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
-            withCachedTargetString(target, key: box.targetKey) { target in
-                outDecision.pointee = box.withBroker { $0.decideOpenIn(target: target, via: via) }.c
+            box.withBroker { broker in
+                guard let decision = broker.decideOpenIn(targetUTF8: utf8, via: via) else { return false }
+                outDecision.pointee = decision.c
+                return true
             }
         }
         if decided { return SB_OK }
@@ -92,10 +96,9 @@ private func decideOpenInChecked(_ handle: OpaquePointer?, _ target: UnsafePoint
     guarded { () throws(CFailure) in
         try BrokerBox.with(handle) { box throws(CFailure) in
             let via = try channel(channelCode)
-            try withTargetString(target, "target") { target throws(CFailure) in
-                guard let outDecision else { throw .null("out_decision") }
-                outDecision.pointee = box.withBroker { $0.decideOpenIn(target: target, via: via) }.c
-            }
+            let target = try string(target, "target")
+            guard let outDecision else { throw .null("out_decision") }
+            outDecision.pointee = box.withBroker { $0.decideOpenIn(target: target, via: via) }.c
         }
     }
 }

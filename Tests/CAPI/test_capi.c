@@ -260,6 +260,74 @@ static void test_open_in_table(void) {
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
 
+/* sb_decide_open_in decides an ASCII target on its bytes (the policy's table of ids) and leaves
+ * anything else to the UTF-8-validated String: the same answers as Swift's String comparison,
+ * which is by canonical equivalence. */
+static void test_open_in_bytes(void) {
+    seen s;
+    sb_broker *b = ready_broker(&s);
+    if (b == NULL) return;
+    /* A whitelist of ASCII ids of every length from 1 to 40 bytes (the hash's short, one-word and
+     * several-word paths), each found and each near miss not found. */
+    char ids[40][41];
+    const char *wl[40];
+    for (int n = 1; n <= 40; n++) {
+        for (int i = 0; i < n; i++) ids[n - 1][i] = "abcdefghijklmnopqrstuvwxyz0123456789.-_"[(i * 7 + n) % 39];
+        ids[n - 1][n] = '\0';
+        wl[n - 1] = ids[n - 1];
+    }
+    sb_policy_update u = keep_all();
+    u.open_in = SB_OPEN_IN_WHITELIST;
+    u.open_in_whitelist = wl;
+    u.open_in_whitelist_count = 40;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+    for (int n = 1; n <= 40; n++) {
+        char probe[42];
+        memcpy(probe, ids[n - 1], (size_t)n + 1);
+        EXPECT_OPEN_IN(b, probe, SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+        probe[n - 1] = probe[n - 1] == 'x' ? 'y' : 'x'; /* the last byte changed */
+        EXPECT_OPEN_IN(b, probe, SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+        memcpy(probe, ids[n - 1], (size_t)n + 1);
+        probe[0] = 'Q'; /* the first byte changed */
+        EXPECT_OPEN_IN(b, probe, SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+        memcpy(probe, ids[n - 1], (size_t)n + 1);
+        probe[n] = 'q'; /* one byte more */
+        probe[n + 1] = '\0';
+        EXPECT_OPEN_IN(b, probe, SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+    }
+    EXPECT_OPEN_IN(b, "", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+
+    /* Ids that are not ASCII: "café" precomposed (U+00E9) and the KELVIN SIGN (U+212A), which
+     * is canonically "K". */
+    const char *unicode[] = {"org.example.sheets", "com.acme.caf\xc3\xa9", "com.acme.\xe2\x84\xaa"};
+    u.open_in_whitelist = unicode;
+    u.open_in_whitelist_count = 3;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+    EXPECT_OPEN_IN(b, "org.example.sheets", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "com.acme.caf\xc3\xa9", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+    /* Decomposed (e + U+0301): other bytes, the same text. */
+    EXPECT_OPEN_IN(b, "com.acme.cafe\xcc\x81", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "com.acme.cafe", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+    /* An ASCII target equal to an id that is not ASCII. */
+    EXPECT_OPEN_IN(b, "com.acme.K", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "com.acme.\xe2\x84\xaa", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "com.acme.k", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "org.example.sheetz", SB_CHANNEL_DOCUMENT_INTERACTION, 0, SB_RULE_NOT_IN_WHITELIST);
+    EXPECT_OPEN_IN(b, "com.acme.caf\xc3\xa9", SB_CHANNEL_ACTIVITY_SHEET, 0, SB_RULE_ACTIVITY_SHEET_UNDER_WHITELIST);
+    /* Invalid UTF-8 is an error under every policy, nothing written. */
+    sb_decision d = {-7, -7, 0};
+    CHECK_STATUS(sb_decide_open_in(b, "com.acme.caf\xc3", SB_CHANNEL_DOCUMENT_INTERACTION, &d), SB_ERR_INVALID_UTF8);
+    CHECK_STATUS(sb_decide_open_in(b, "com.acme.\xed\xa0\x80", SB_CHANNEL_DOCUMENT_INTERACTION, &d), SB_ERR_INVALID_UTF8);
+    CHECK_STATUS(sb_decide_open_in(b, "\xc0\xaf", SB_CHANNEL_ACTIVITY_SHEET, &d), SB_ERR_INVALID_UTF8);
+    u = keep_all();
+    u.open_in = SB_OPEN_IN_AUTHORIZED;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+    CHECK_STATUS(sb_decide_open_in(b, "org.\xff", SB_CHANNEL_DOCUMENT_INTERACTION, &d), SB_ERR_INVALID_UTF8);
+    CHECK(d.allowed == -7 && d.rule == -7);
+    EXPECT_OPEN_IN(b, "com.acme.cafe\xcc\x81", SB_CHANNEL_DOCUMENT_INTERACTION, 1, SB_RULE_OPEN_IN_AUTHORIZED);
+    CHECK_STATUS(sb_broker_destroy(b), SB_OK);
+}
+
 static void expect_copy(sb_broker *b, int32_t action, int32_t rule, int line) {
     sb_copy_result r = {-1, -1, -1, 0};
     const char text[] = "secret plan";
@@ -848,6 +916,7 @@ int main(int argc, char **argv) {
     }
     test_bad_input();
     test_open_in_table();
+    test_open_in_bytes();
     test_copy_table();
     test_other_actions();
     test_callbacks_table();

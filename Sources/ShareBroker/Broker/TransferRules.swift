@@ -27,6 +27,29 @@ package enum TransferRules {
     /// Whether a document may go to `target` through `channel`.
     @inlinable @inline(__always)
     package static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
+        openIn(via: channel, in: policy) {
+            policy.device.nativeMail.contains(target) ? OpenInTargets.nativeMail
+                : policy.openInWhitelist.contains(target) ? OpenInTargets.whitelisted : 0
+        }
+    }
+
+    /// The same decision for the target spelled by `utf8`, or `nil` when its bytes cannot decide:
+    /// a target that is not all ASCII (not necessarily valid UTF-8), or a whitelist with an id
+    /// that is not ASCII (``OpenInTargets``). The caller then decides on the String (the C
+    /// interface: after validating the UTF-8). Every policy answers `nil` for a target that is
+    /// not ASCII, so an ASCII check is all the bytes ever need.
+    @inlinable @inline(__always)
+    package static func openIn(targetUTF8 utf8: UnsafeRawBufferPointer, via channel: TransferChannel,
+                               in policy: PolicySnapshot) -> Decision? {
+        let flags = policy.openInTargets.flags(ofUTF8: utf8)
+        if flags == OpenInTargets.unknown { return nil }
+        return openIn(via: channel, in: policy) { flags }
+    }
+
+    /// The Open In rule, with the target's ``OpenInTargets`` flags (native mail, whitelisted;
+    /// never ``OpenInTargets/unknown``) asked for only under a whitelist.
+    @inlinable @inline(__always)
+    static func openIn(via channel: TransferChannel, in policy: PolicySnapshot, targetFlags: () -> UInt8) -> Decision {
         if let closed = failClosed(policy) { return closed }
         switch policy.openInPolicy {
         case .authorized:
@@ -37,12 +60,13 @@ package enum TransferRules {
             if channel == .activitySheet {
                 return Decision(allowed: false, rule: .activitySheetUnderWhitelist, generation: policy.generation)
             }
-            if policy.device.nativeMail.contains(target) {
+            let flags = targetFlags()
+            if flags & OpenInTargets.nativeMail != 0 {
                 return policy.whitelistAllowsNativeMail
                     ? Decision(allowed: true, rule: .nativeMailWhitelisted, generation: policy.generation)
                     : Decision(allowed: false, rule: .nativeMailNotWhitelisted, generation: policy.generation)
             }
-            return policy.openInWhitelist.contains(target)
+            return flags & OpenInTargets.whitelisted != 0
                 ? Decision(allowed: true, rule: .inWhitelist, generation: policy.generation)
                 : Decision(allowed: false, rule: .notInWhitelist, generation: policy.generation)
         }

@@ -37,6 +37,14 @@ extension ShareBroker {
         TransferRules.openIn(target: target, via: channel, in: currentSnapshot)
     }
 
+    /// ``decideOpenIn(target:via:)`` for the target spelled by `utf8`, without a String; `nil`
+    /// when its bytes cannot decide (a target that is not all ASCII, or a whitelist holding an id
+    /// that is not ASCII): the caller then asks with the String. The C interface's fast path.
+    @inlinable @inline(__always)
+    package func decideOpenIn(targetUTF8 utf8: UnsafeRawBufferPointer, via channel: TransferChannel) -> Decision? {
+        TransferRules.openIn(targetUTF8: utf8, via: channel, in: currentSnapshot)
+    }
+
     /// The one entry point for every outbound document.
     ///
     /// An allowed target receives the document; any other receives an empty dummy with a mangled

@@ -21,6 +21,8 @@ public final class PolicySnapshot: Sendable {
     public let openInWhitelist: Set<String>
     /// Whether ``openInWhitelist`` holds every native mail id of the device.
     public let whitelistAllowsNativeMail: Bool
+    /// ``openInWhitelist`` and the device's native mail ids by their bytes (the Open In decisions).
+    @usableFromInline package let openInTargets: OpenInTargets
     /// The pasteboard policy.
     public let pasteboardPolicy: PasteboardPolicy
     /// The print policy.
@@ -71,7 +73,7 @@ public final class PolicySnapshot: Sendable {
         config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial,
         clipboardExceptionLength: Int = 0, notificationPolicy: NotificationPolicy = .allow,
         openFromSetting: TransferSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp,
-        offlinePolicy: OfflinePolicy = .unlimited
+        offlinePolicy: OfflinePolicy = .unlimited, reusingOpenInTargets: OpenInTargets? = nil
     ) {
         self.generation = generation
         self.isReady = isReady
@@ -93,6 +95,7 @@ public final class PolicySnapshot: Sendable {
             openInWhitelist = device.authorizedAppConnectIDs
         }
         whitelistAllowsNativeMail = device.nativeMail.isWhitelisted(in: openInWhitelist)
+        openInTargets = reusingOpenInTargets ?? OpenInTargets(whitelist: openInWhitelist, nativeMail: device.nativeMail.ids)
         self.pasteboardPolicy = pasteboardPolicy
         self.printPolicy = printPolicy
         self.secureFileIOPolicy = secureFileIOPolicy
@@ -194,6 +197,8 @@ public final class PolicySnapshot: Sendable {
             notificationPolicy: notificationPolicy ?? self.notificationPolicy,
             openFromSetting: openFromSetting ?? self.openFromSetting,
             pasteInPolicy: pasteInPolicy ?? self.pasteInPolicy,
-            offlinePolicy: offlinePolicy ?? self.offlinePolicy)
+            offlinePolicy: offlinePolicy ?? self.offlinePolicy,
+            // The same whitelist and native mail ids: the same table.
+            reusingOpenInTargets: openInSetting == nil && device == nil ? openInTargets : nil)
     }
 }
