@@ -28,7 +28,13 @@ package enum TransferRules {
     @inlinable @inline(__always)
     package static func openIn(target: String, via channel: TransferChannel, in policy: PolicySnapshot) -> Decision {
         openIn(via: channel, in: policy) {
-            policy.device.nativeMail.contains(target) ? OpenInTargets.nativeMail
+            // The bytes first (an ASCII target: a short hash and a byte comparison), the Strings
+            // when they cannot decide (OpenInTargets says when).
+            let flags = target.utf8.withContiguousStorageIfAvailable {
+                policy.openInTargets.flags(ofUTF8: UnsafeRawBufferPointer($0))
+            } ?? OpenInTargets.unknown
+            if flags != OpenInTargets.unknown { return flags }
+            return policy.device.nativeMail.contains(target) ? OpenInTargets.nativeMail
                 : policy.openInWhitelist.contains(target) ? OpenInTargets.whitelisted : 0
         }
     }

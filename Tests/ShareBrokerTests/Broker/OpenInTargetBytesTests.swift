@@ -28,10 +28,16 @@ struct OpenInTargetBytesTests {
     }
 
     /// Checks that the bytes of `target` decide as the String does; returns whether they decided.
+    /// With `whitelist`, also checks the String's answer against Swift's own `Set<String>`
+    /// membership (the reference: the String path looks in the same byte table first).
     @discardableResult
     func expectSame(_ broker: ShareBroker, _ target: String, via channel: TransferChannel = .documentInteraction,
-                    sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+                    whitelist: Set<String>? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
         let byString = broker.decideOpenIn(target: target, via: channel)
+        if let whitelist, channel == .documentInteraction {
+            #expect((byString.rule == .inWhitelist) == whitelist.contains(target),
+                    "\(target.debugDescription): \(byString.rule)", sourceLocation: sourceLocation)
+        }
         guard let bytes = byBytes(broker, Array(target.utf8), via: channel) else { return false }
         #expect(bytes == byString, "\(target.debugDescription) via \(channel)", sourceLocation: sourceLocation)
         return true
@@ -45,7 +51,7 @@ struct OpenInTargetBytesTests {
         let ids = (0...40).map { length in String(decoding: (0..<length).map { alphabet[($0 * 7 + length) % alphabet.count] }, as: UTF8.self) }
         let broker = try makeBroker(.whitelist(Set(ids)))
         for id in ids {
-            #expect(expectSame(broker, id), "\(id.debugDescription) was not decided on its bytes")
+            #expect(expectSame(broker, id, whitelist: Set(ids)), "\(id.debugDescription) was not decided on its bytes")
             #expect(broker.decideOpenIn(target: id, via: .documentInteraction).rule == .inWhitelist)
             var near: [[UInt8]] = []
             let utf8 = Array(id.utf8)
@@ -58,7 +64,7 @@ struct OpenInTargetBytesTests {
             if !utf8.isEmpty { near.append(Array(utf8.dropLast())) }
             for miss in near {
                 let target = String(decoding: miss, as: UTF8.self)
-                #expect(expectSame(broker, target), "\(target.debugDescription) was not decided on its bytes")
+                #expect(expectSame(broker, target, whitelist: Set(ids)), "\(target.debugDescription) was not decided on its bytes")
             }
         }
         // Every channel, and the activity sheet before any lookup.
@@ -81,8 +87,8 @@ struct OpenInTargetBytesTests {
         for _ in 0..<40 {
             let ids = Set((0..<Int.random(in: 0...200, using: &random)).map { _ in randomID() })
             let broker = try makeBroker(.whitelist(ids))
-            for id in ids { #expect(expectSame(broker, id)) }
-            for _ in 0..<200 { #expect(expectSame(broker, randomID())) }
+            for id in ids { #expect(expectSame(broker, id, whitelist: ids)) }
+            for _ in 0..<200 { #expect(expectSame(broker, randomID(), whitelist: ids)) }
             #expect(expectSame(broker, WellKnownApp.nativeMail))
             #expect(expectSame(broker, WellKnownApp.mailActivity))
         }
