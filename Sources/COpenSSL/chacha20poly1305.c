@@ -45,13 +45,13 @@ static void release(int slot) {
     atomic_store_explicit(&busy[slot], 0, memory_order_release);
 }
 
-int sb_ossl_chacha20poly1305_encrypt(unsigned char *out, const unsigned char *m, size_t mlen,
+int sharebroker_crypto_chacha20poly1305_encrypt(unsigned char *out, const unsigned char *m, size_t mlen,
                                      const unsigned char *ad, size_t adlen,
                                      const unsigned char *nonce12, const unsigned char *key) {
-    if (mlen > (size_t)INT_MAX - 64 || adlen > (size_t)INT_MAX) return SB_OSSL_UNAVAILABLE;
+    if (mlen > (size_t)INT_MAX - 64 || adlen > (size_t)INT_MAX) return SHAREBROKER_CRYPTO_UNAVAILABLE;
     int slot = 0;
     EVP_CIPHER_CTX *ctx = claim(&slot);
-    if (ctx == NULL) return SB_OSSL_UNAVAILABLE;
+    if (ctx == NULL) return SHAREBROKER_CRYPTO_UNAVAILABLE;
     int len = 0, done = 0;
     int ok = EVP_CipherInit_ex(ctx, NULL, NULL, key, nonce12, 1) == 1
         && (adlen == 0 || EVP_EncryptUpdate(ctx, NULL, &len, ad, (int)adlen) == 1)
@@ -62,32 +62,32 @@ int sb_ossl_chacha20poly1305_encrypt(unsigned char *out, const unsigned char *m,
     release(slot);
     if (!ok) {
         OPENSSL_cleanse(out, mlen + 16);
-        return SB_OSSL_UNAVAILABLE;
+        return SHAREBROKER_CRYPTO_UNAVAILABLE;
     }
-    return SB_OSSL_OK;
+    return SHAREBROKER_CRYPTO_OK;
 }
 
-int sb_ossl_chacha20poly1305_decrypt(unsigned char *out, const unsigned char *c, size_t clen,
+int sharebroker_crypto_chacha20poly1305_decrypt(unsigned char *out, const unsigned char *c, size_t clen,
                                      const unsigned char *ad, size_t adlen,
                                      const unsigned char *nonce12, const unsigned char *key) {
-    if (clen < 16) return SB_OSSL_FORGED;
+    if (clen < 16) return SHAREBROKER_CRYPTO_FORGED;
     size_t mlen = clen - 16;
-    if (mlen > (size_t)INT_MAX - 64 || adlen > (size_t)INT_MAX) return SB_OSSL_UNAVAILABLE;
+    if (mlen > (size_t)INT_MAX - 64 || adlen > (size_t)INT_MAX) return SHAREBROKER_CRYPTO_UNAVAILABLE;
     int slot = 0;
     EVP_CIPHER_CTX *ctx = claim(&slot);
-    if (ctx == NULL) return SB_OSSL_UNAVAILABLE;
+    if (ctx == NULL) return SHAREBROKER_CRYPTO_UNAVAILABLE;
     int len = 0, done = 0;
     int ready = EVP_CipherInit_ex(ctx, NULL, NULL, key, nonce12, 0) == 1
         && (adlen == 0 || EVP_DecryptUpdate(ctx, NULL, &len, ad, (int)adlen) == 1)
         && (mlen == 0 || EVP_DecryptUpdate(ctx, out, &len, c, (int)mlen) == 1)
         && (done = (mlen == 0 ? 0 : len),
             EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, (void *)(c + mlen)) == 1);
-    int result = SB_OSSL_UNAVAILABLE;
+    int result = SHAREBROKER_CRYPTO_UNAVAILABLE;
     if (ready) {
         result = (EVP_DecryptFinal_ex(ctx, out + done, &len) == 1 && (size_t)(done + len) == mlen)
-            ? SB_OSSL_OK : SB_OSSL_FORGED;
+            ? SHAREBROKER_CRYPTO_OK : SHAREBROKER_CRYPTO_FORGED;
     }
     release(slot);
-    if (result != SB_OSSL_OK) OPENSSL_cleanse(out, mlen);
+    if (result != SHAREBROKER_CRYPTO_OK) OPENSSL_cleanse(out, mlen);
     return result;
 }

@@ -115,11 +115,11 @@ package enum XChaCha20Poly1305 {
                      plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
         withIETFNonce(tail: nonceTail) { ietfNonce in
             if plaintext.count >= bulkThreshold, let plaintextBase = plaintext.baseAddress,
-               sb_ossl_chacha20poly1305_encrypt(
+               sharebroker_crypto_chacha20poly1305_encrypt(
                    out.assumingMemoryBound(to: UInt8.self),
                    plaintextBase.assumingMemoryBound(to: UInt8.self), plaintext.count,
                    aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count,
-                   ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) == SB_OSSL_OK {
+                   ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) == SHAREBROKER_CRYPTO_OK {
                 return
             }
             _ = crypto_aead_chacha20poly1305_ietf_encrypt(
@@ -147,13 +147,13 @@ package enum XChaCha20Poly1305 {
         return withIETFNonce(tail: nonceTail) { ietfNonce in
             if ciphertext.count - tagByteCount >= bulkThreshold, let out {
                 // OpenSSL decrypts before it checks the tag and zeroes `out` when the tag is wrong.
-                switch sb_ossl_chacha20poly1305_decrypt(
+                switch sharebroker_crypto_chacha20poly1305_decrypt(
                     out.assumingMemoryBound(to: UInt8.self),
                     cipherBase.assumingMemoryBound(to: UInt8.self), ciphertext.count,
                     aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count,
                     ietfNonce, subkey.assumingMemoryBound(to: UInt8.self)) {
-                case SB_OSSL_OK: return true
-                case SB_OSSL_FORGED: return false
+                case SHAREBROKER_CRYPTO_OK: return true
+                case SHAREBROKER_CRYPTO_FORGED: return false
                 default: break // OpenSSL did not run it (all contexts busy): libsodium below.
                 }
             }

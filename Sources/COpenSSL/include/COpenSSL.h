@@ -12,25 +12,29 @@
  * contexts come from a small pool made once per process (no allocation per call); each is
  * re-keyed with zeros as soon as its call ends, so no subkey stays in OpenSSL's memory between
  * calls. When every context is in use (or OpenSSL cannot make one) the functions answer
- * SB_OSSL_UNAVAILABLE and the caller uses libsodium. */
+ * SHAREBROKER_CRYPTO_UNAVAILABLE and the caller uses libsodium. */
 #include <stddef.h>
 
+/* Not part of any exported interface: hidden in every library that links ShareBrokerCrypto (the
+ * C interface's libsharebroker exports only sb_ functions, checked by make capi-check). */
+#define SHAREBROKER_CRYPTO_INTERNAL __attribute__((visibility("hidden")))
+
 /* The results of the two functions below. */
-#define SB_OSSL_OK 0
+#define SHAREBROKER_CRYPTO_OK 0
 /* The tag did not verify: the output was zeroed. */
-#define SB_OSSL_FORGED 1
+#define SHAREBROKER_CRYPTO_FORGED 1
 /* Not done (every pooled context busy, no memory, size past INT_MAX): nothing was produced. */
-#define SB_OSSL_UNAVAILABLE 2
+#define SHAREBROKER_CRYPTO_UNAVAILABLE 2
 
 /* out[0 ..< mlen + 16] <- ChaCha20-Poly1305-IETF(key (32 bytes), nonce12, ad, m). */
-int sb_ossl_chacha20poly1305_encrypt(unsigned char *out, const unsigned char *m, size_t mlen,
+SHAREBROKER_CRYPTO_INTERNAL int sharebroker_crypto_chacha20poly1305_encrypt(unsigned char *out, const unsigned char *m, size_t mlen,
                                      const unsigned char *ad, size_t adlen,
                                      const unsigned char *nonce12, const unsigned char *key);
 
 /* Verifies c (clen >= 16: ciphertext || tag) and writes the plaintext to out[0 ..< clen - 16].
  * OpenSSL decrypts before the tag is checked, so out holds unauthenticated bytes during the
- * call: on any result but SB_OSSL_OK they have been zeroed before it returns. */
-int sb_ossl_chacha20poly1305_decrypt(unsigned char *out, const unsigned char *c, size_t clen,
+ * call: on any result but SHAREBROKER_CRYPTO_OK they have been zeroed before it returns. */
+SHAREBROKER_CRYPTO_INTERNAL int sharebroker_crypto_chacha20poly1305_decrypt(unsigned char *out, const unsigned char *c, size_t clen,
                                      const unsigned char *ad, size_t adlen,
                                      const unsigned char *nonce12, const unsigned char *key);
 #endif
