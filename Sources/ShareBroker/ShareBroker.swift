@@ -128,15 +128,13 @@ public final class ShareBroker: Sendable {
         return fixed != 0 ? fixed : SealClock.now()
     }
 
-    /// The snapshot in force and what the broker knows of the group's key ring: the custodian's
-    /// generation now and the ring cached for it, if any, read with the snapshot in one lock.
+    /// The policy state in force (the snapshot and the group ring cached with it, one record:
+    /// one lock and one retain) and the custodian's generation now (`nil` when it keeps none).
     @inline(__always)
-    func snapshotAndKeyRing() -> (snapshot: PolicySnapshot, keyRing: KeyRingLookup) {
-        guard let keyRingGeneration else { return (store.snapshot, KeyRingLookup(generation: nil, cached: nil)) }
+    func clipboardState() -> (state: PolicyStore.State, keyRingGeneration: UInt64?) {
         // Read before the cache and before asking: a change after this read makes the next call ask again.
-        let generation = keyRingGeneration.current
-        let (snapshot, ring) = store.snapshot(withKeyRingAt: generation)
-        return (snapshot, KeyRingLookup(generation: generation, cached: ring))
+        let generation = keyRingGeneration?.current
+        return (store.state, generation)
     }
 
     /// The group's key ring for this app: the one the custodian last handed out while the
@@ -144,13 +142,22 @@ public final class ShareBroker: Sendable {
     /// and lookup in the custodian per copy and paste), else the custodian's answer now, cached
     /// for that generation. A refusal is never cached and drops the cached ring.
     ///
-    /// - Parameter lookup: from ``snapshotAndKeyRing()``.
+    /// - Parameters:
+    ///   - state: from ``clipboardState()``; a cached ring it holds lives as long as it does.
+    ///   - generation: the generation ``clipboardState()`` read.
     /// - Throws: what the custodian's `keyRing(for:)` throws.
-    func groupKeyRing(_ lookup: KeyRingLookup) throws(ShareBrokerError) -> KeyRing {
-        if let cached = lookup.cached { return cached }
+    @inline(__always)
+    func groupKeyRing(_ state: PolicyStore.State, generation: UInt64?) throws(ShareBrokerError) -> KeyRing {
+        if let generation, let cached = state.keyRing(at: generation) { return cached }
+        return try custodianKeyRing(generation: generation)
+    }
+
+    /// The custodian's answer for this app's group ring now, cached for `generation` (if any); a
+    /// refusal drops the cached ring.
+    private func custodianKeyRing(generation: UInt64?) throws(ShareBrokerError) -> KeyRing {
         do {
             let ring = try platform.secureServices.keyRing(for: appID)
-            if let generation = lookup.generation {
+            if let generation {
                 store.cacheKeyRing(CachedKeyRing(generation: generation, ring: ring))
             }
             return ring
@@ -226,11 +233,4 @@ extension LogLevel {
         case .debug: .trace
         }
     }
-}
-
-/// The custodian's generation read for a copy or paste (`nil`: the custodian keeps none) and the
-/// ring cached for it, if any (``ShareBroker/snapshotAndKeyRing()``).
-struct KeyRingLookup {
-    let generation: UInt64?
-    let cached: KeyRing?
 }

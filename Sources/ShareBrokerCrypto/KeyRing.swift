@@ -358,7 +358,17 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         }
         guard !wipedFlag.load(ordering: .relaxed) else { throw .wiped }
         let header = try EnvelopeHeader.parse(envelope)
-        guard let (box, retired) = box(for: header.keyID) else { throw .unknownKey(id: header.keyID) }
+        // The current key (nearly every item) is passed borrowed: `current` is a constant of this
+        // ring, which the caller keeps alive for the call, so its box needs no retain here.
+        if current.id == header.keyID { return try open(envelope, header: header, box: current, retiredAt: nil) }
+        guard let index = previous.firstIndex(where: { $0.id == header.keyID }) else { throw .unknownKey(id: header.keyID) }
+        return try open(envelope, header: header, box: previous[index], retiredAt: retiredAt[index])
+    }
+
+    /// The open of an envelope whose header parsed, under `box` (retired at `retired`, `nil` for
+    /// the current key).
+    private func open(_ envelope: UnsafeRawBufferPointer, header: EnvelopeHeader, box: KeyBox,
+                      retiredAt retired: UInt64?) throws(SealingError) -> OpenedItem {
         guard let base = envelope.baseAddress else { throw .truncated }
         let aad = UnsafeRawBufferPointer(start: base, count: header.length)
         let body = UnsafeRawBufferPointer(rebasing: envelope[header.length...])
@@ -474,13 +484,6 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     public static func isSealedEnvelope(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count >= 4, let base = bytes.baseAddress else { return false }
         return base.loadUnaligned(as: UInt32.self) == EnvelopeFormat.magicWord
-    }
-
-    /// The box holding key `id`, current first, and its retirement time (`nil` for the current key).
-    private func box(for id: UInt32) -> (KeyBox, UInt64?)? {
-        if current.id == id { return (current, nil) }
-        guard let index = previous.firstIndex(where: { $0.id == id }) else { return nil }
-        return (previous[index], retiredAt[index])
     }
 
     // MARK: Wiping

@@ -86,27 +86,36 @@ package enum PasteboardReader {
     /// With `clearItems` false (paste-in from managed apps only, for an item this app did not
     /// write) clear items are skipped: only sealed items can be read.
     package static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true) -> PasteboardItem? {
-        readable(items, keyRing: keyRing, clearItems: clearItems, now: SealClock.now(), limits: SealedItemLimits()).item?.item
+        var origin = PasteOrigin()
+        return readable(items, keyRing: keyRing, clearItems: clearItems, now: SealClock.now(), limits: SealedItemLimits(),
+                        origin: &origin)
     }
 
     /// As ``readable(_:keyRing:clearItems:)``, at wall-clock time `now` (Unix seconds) under
-    /// `limits`, with the sealer and seal time of a sealed item, and the rule of the first sealed
-    /// item refused as forged or replayed (`sealedItemForged`, `sealedItemTooOld`,
-    /// `sealedItemFromTheFuture`), if any.
+    /// `limits`, with the sealer and seal time of a sealed item in `origin`, and the rule of the
+    /// first sealed item refused as forged or replayed (`sealedItemForged`, `sealedItemTooOld`,
+    /// `sealedItemFromTheFuture`), if any, in its ``PasteOrigin/refusal``.
+    ///
+    /// The item is the result and its origin goes to `origin`: ``ShareBroker/paste()`` returns
+    /// the item as it comes (out of a `PastedItem?`, or a struct holding the item and its origin,
+    /// the optimizer copied the item and destroyed the rest).
     @inline(__always)
     package static func readable(_ items: [PasteboardItem], keyRing: KeyRing?, clearItems: Bool = true, now: UInt64,
-                                limits: SealedItemLimits) -> (item: PastedItem?, refusal: String?) {
+                                limits: SealedItemLimits, origin: inout PasteOrigin) -> PasteboardItem? {
         var refusal: String?
+        defer { origin.refusal = refusal }
         // By index: the items are read in place, not copied out one by one.
         for index in items.indices {
-            guard items[index].type == PasteboardItem.sealedType else {
-                if clearItems { return (PastedItem(item: items[index], wasSealed: false), refusal) }
+            guard PasteboardItem.isSealedType(items[index].type) else {
+                if clearItems { return items[index] }
                 continue
             }
-            guard let keyRing else { continue }
+            guard keyRing != nil else { continue }
             var opened: OpenedItem
             do {
-                opened = try keyRing.open(items[index].bytes)
+                // Through the optional: the caller's ring is borrowed for the call, not retained.
+                guard let item = try keyRing?.open(items[index].bytes) else { continue }
+                opened = item
             } catch {
                 switch error {
                 case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey: refusal = refusal ?? "sealedItemForged"
@@ -125,10 +134,50 @@ package enum PasteboardReader {
             }
             // The plaintext moves into the result (consumed, not copied and released).
             let (type, sealer, sealedAt) = (opened.itemType, opened.sealer, opened.sealedAt)
-            return (PastedItem(item: PasteboardItem(type: type, bytes: (consume opened).plaintext), wasSealed: true,
-                               sealer: sealer, sealedAt: sealedAt), refusal)
+            origin.wasSealed = true
+            origin.sealer = sealer
+            origin.sealedAt = sealedAt
+            return PasteboardItem(type: type, bytes: (consume opened).plaintext)
         }
-        return (nil, refusal)
+        return nil
+    }
+}
+
+/// Where a pasted item came from (``PastedItem``'s fields besides the item), and the rule of the
+/// first sealed item a paste refused as forged or replayed, if any.
+package struct PasteOrigin {
+    /// Whether the item came from a sealed envelope.
+    package var wasSealed = false
+    /// For a sealed item, the app that sealed it (``PastedItem/sealer``).
+    package var sealer: String?
+    /// For a sealed item, when it was sealed (``PastedItem/sealedAt``).
+    package var sealedAt: UInt64?
+    /// `sealedItemForged`, `sealedItemTooOld` or `sealedItemFromTheFuture`, or `nil`.
+    package var refusal: String?
+
+    package init() {}
+}
+
+extension PasteboardItem {
+    /// Whether `type` is ``sealedType``: what `type == sealedType` answers, without the standard
+    /// library's out-of-line comparison for the types items carry. Equal bytes are equal; an ASCII
+    /// string is in normal form, so its canonical equivalence to the ASCII ``sealedType`` is byte
+    /// equality; anything else is left to `==`.
+    @inline(__always)
+    package static func isSealedType(_ type: String) -> Bool {
+        let answer = type.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            let same = sealedType.utf8.withContiguousStorageIfAvailable { sealed -> Bool in
+                guard sealed.count == bytes.count else { return false }
+                for offset in 0..<sealed.count where sealed[offset] != bytes[offset] { return false }
+                return true
+            }
+            if same == true { return true }
+            var high: UInt8 = 0
+            for byte in bytes { high |= byte }
+            return high < 0x80 && same == false ? false : nil
+        }
+        if let answer, let answer { return answer }
+        return type == sealedType
     }
 }
 
@@ -191,7 +240,7 @@ extension ShareBroker {
     private func copy<Items: RandomAccessCollection>(
         representations: Items, fromWebView webView: WebViewHandle?
     ) throws(ShareBrokerError) -> CopyResult where Items.Element == PasteboardItem {
-        guard let first = representations.first, representations.count <= SealedSet.maxEnvelopes,
+        guard !representations.isEmpty, representations.count <= SealedSet.maxEnvelopes,
               !Self.hasDuplicateTypes(representations) else {
             throw .invalidRepresentations(count: representations.count)
         }
@@ -199,11 +248,34 @@ extension ShareBroker {
         guard total <= EnvelopeFormat.maxPlaintextSize else {
             throw .itemTooLarge(size: total, limit: EnvelopeFormat.maxPlaintextSize)
         }
-        for item in representations {
-            guard !item.type.isEmpty, item.type.utf8.count <= EnvelopeFormat.maxItemTypeLength,
-                  item.type != PasteboardItem.sealedType else { throw .invalidItemType }
+        // By index: the items are read in place, not copied out.
+        for index in representations.indices {
+            let type = representations[index].type
+            guard !type.isEmpty, type.utf8.count <= EnvelopeFormat.maxItemTypeLength,
+                  !PasteboardItem.isSealedType(type) else { throw .invalidItemType }
         }
-        let (snapshot, keyRing) = snapshotAndKeyRing()
+        let (state, keyRingGeneration) = clipboardState()
+        // `state` is kept alive until the copy returns, and it holds the snapshot and the cached
+        // ring as constants (an update or a retire swaps in a new record; it never changes this
+        // one): both are used borrowed, not retained once more each.
+        let result = withExtendedLifetime(state) {
+            Unmanaged.passUnretained(state.snapshot)._withUnsafeGuaranteedRef { snapshot in
+                Result { () throws(ShareBrokerError) -> CopyResult in
+                    try copy(representations: representations, total: total, fromWebView: webView,
+                             snapshot: snapshot, state: state, keyRingGeneration: keyRingGeneration)
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// The decision and the write of a copy whose representations were checked, under `snapshot`
+    /// and with the group ring `state` caches (``clipboardState()``).
+    @inline(__always)
+    private func copy<Items: RandomAccessCollection>(
+        representations: Items, total: Int, fromWebView webView: WebViewHandle?,
+        snapshot: PolicySnapshot, state: PolicyStore.State, keyRingGeneration: UInt64?
+    ) throws(ShareBrokerError) -> CopyResult where Items.Element == PasteboardItem {
         var managed = snapshot.identity == .managed
         if let webView {
             managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
@@ -215,7 +287,7 @@ extension ShareBroker {
         var characters: Int?
         let exception = snapshot.clipboardExceptionLength
         if managed, exception > 0, snapshot.pasteboardPolicy != .authorized, representations.count == 1 {
-            characters = first.characterCount(limit: exception)
+            characters = representations[representations.startIndex].characterCount(limit: exception)
         }
         var decision = TransferRules.copy(managed: managed, characters: characters, in: snapshot)
         switch decision.action {
@@ -224,7 +296,7 @@ extension ShareBroker {
             // Debug records exist only from the verbose level up: checked on the snapshot in hand, so
             // a copy at any other level does not load the snapshot again for a logger.
             if snapshot.logLevel >= .verbose {
-                logger.debug("copied in the clear", metadata: ["type": .string(first.type),
+                logger.debug("copied in the clear", metadata: ["type": .string(representations[representations.startIndex].type),
                                                                "representations": .stringConvertible(representations.count),
                                                                "bytes": .stringConvertible(total)])
             }
@@ -232,14 +304,15 @@ extension ShareBroker {
             var sealed: [PasteboardItem] = []
             var keyID: UInt32 = 0
             do {
-                let ring = try groupKeyRing(keyRing)
-                let now = wallClock()
-                sealed.reserveCapacity(representations.count)
-                for item in representations {
-                    sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
-                                                                                                         sealer: appID, sealedAt: now)))
+                if let keyRingGeneration, let cached = state.unretainedKeyRing(at: keyRingGeneration) {
+                    // Borrowed: `state` holds it until the copy returns (see above).
+                    keyID = try cached._withUnsafeGuaranteedRef { ring in
+                        try seal(representations, with: ring, into: &sealed)
+                    }
+                } else {
+                    keyID = try seal(representations, with: try groupKeyRing(state, generation: keyRingGeneration),
+                                     into: &sealed)
                 }
-                keyID = ring.currentKeyID
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
                 decision = CopyDecision(action: .blocked, rule: .noKeys, notifiesApp: false,
@@ -248,7 +321,7 @@ extension ShareBroker {
             if decision.action == .writeSealed {
                 try write(sealed)
                 if snapshot.logLevel >= .verbose {
-                    logger.debug("copied sealed", metadata: ["type": .string(first.type),
+                    logger.debug("copied sealed", metadata: ["type": .string(representations[representations.startIndex].type),
                                                              "representations": .stringConvertible(representations.count),
                                                              "keyID": .stringConvertible(keyID)])
                 }
@@ -263,6 +336,21 @@ extension ShareBroker {
             }
         }
         return CopyResult(action: decision.action, decision: decision)
+    }
+
+    /// Seals each representation with `ring` into `sealed`, in order; returns the id of the key
+    /// that sealed them.
+    @inline(__always)
+    private func seal<Items: RandomAccessCollection>(
+        _ representations: Items, with ring: KeyRing, into sealed: inout [PasteboardItem]
+    ) throws(SealingError) -> UInt32 where Items.Element == PasteboardItem {
+        let now = wallClock()
+        sealed.reserveCapacity(representations.count)
+        for item in representations {
+            sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
+                                                                                                 sealer: appID, sealedAt: now)))
+        }
+        return ring.currentKeyID
     }
 
     /// Whether two representations name the same type (at most ``SealedSet/maxEnvelopes``, so
@@ -287,8 +375,9 @@ extension ShareBroker {
     /// available. `nil` when there is nothing readable. See ``pasteWithOrigin()`` for which app
     /// sealed the item and when.
     public func paste() -> PasteboardItem? {
-        // Inlined, so the item is moved out of the pasted item rather than copied and released.
-        pasteItem()?.item
+        // The item is the paste's result as it is (the origin stays behind in a local).
+        var origin = PasteOrigin()
+        return pasteRead(origin: &origin)
     }
 
     /// As ``paste()``, with the item's origin: for a sealed item, the id of the app that sealed
@@ -300,29 +389,53 @@ extension ShareBroker {
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
     /// (`sealedItemFromTheFuture`).
     public func pasteWithOrigin() -> PastedItem? {
-        pasteItem()
+        var origin = PasteOrigin()
+        guard let item = pasteRead(origin: &origin) else { return nil }
+        return PastedItem(item: item, wasSealed: origin.wasSealed, sealer: origin.sealer, sealedAt: origin.sealedAt)
     }
 
-    /// The paste behind ``paste()`` and ``pasteWithOrigin()``.
+    /// The paste behind ``paste()`` and ``pasteWithOrigin()``: the item, its origin in `origin`.
     @inline(__always)
-    private func pasteItem() -> PastedItem? {
-        let (snapshot, keyRing) = snapshotAndKeyRing()
-        var ring: KeyRing?
-        if snapshot.isOperational && snapshot.secureServices == .available {
-            ring = try? groupKeyRing(keyRing)
+    private func pasteRead(origin: inout PasteOrigin) -> PasteboardItem? {
+        let (state, keyRingGeneration) = clipboardState()
+        // `state` is kept alive until the paste returns, and it holds the snapshot and the cached
+        // ring as constants (an update or a retire swaps in a new record; it never changes this
+        // one): both are used borrowed, not retained once more each.
+        return withExtendedLifetime(state) { () -> PasteboardItem? in
+            Unmanaged.passUnretained(state.snapshot)._withUnsafeGuaranteedRef { (snapshot) -> PasteboardItem? in
+                var cached: Unmanaged<KeyRing>?
+                var fetched: KeyRing?
+                if snapshot.isOperational && snapshot.secureServices == .available {
+                    if let keyRingGeneration, let ring = state.unretainedKeyRing(at: keyRingGeneration) {
+                        cached = ring
+                    } else {
+                        fetched = try? groupKeyRing(state, generation: keyRingGeneration)
+                    }
+                }
+                let contents = platform.pasteboard.read()
+                let own = pasteboardWrites.last == contents.changeCount
+                let decision = TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: own,
+                                                     in: snapshot)
+                let now = wallClock()
+                let limits = sealedItemLimits
+                let item = if let cached {
+                    cached._withUnsafeGuaranteedRef { ring in
+                        PasteboardReader.readable(contents.items, keyRing: ring, clearItems: decision.allowed, now: now,
+                                                  limits: limits, origin: &origin)
+                    }
+                } else {
+                    PasteboardReader.readable(contents.items, keyRing: fetched, clearItems: decision.allowed, now: now,
+                                              limits: limits, origin: &origin)
+                }
+                if let refusal = origin.refusal {
+                    reportBlocked("paste", target: nil, rule: refusal, generation: decision.generation)
+                }
+                if !decision.allowed, item == nil, contents.items.contains(where: { !PasteboardItem.isSealedType($0.type) }) {
+                    reportBlocked("paste", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
+                }
+                return item
+            }
         }
-        let contents = platform.pasteboard.read()
-        let own = pasteboardWrites.last == contents.changeCount
-        let decision = TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: own, in: snapshot)
-        let (item, refusal) = PasteboardReader.readable(contents.items, keyRing: ring, clearItems: decision.allowed,
-                                                        now: wallClock(), limits: sealedItemLimits)
-        if let refusal {
-            reportBlocked("paste", target: nil, rule: refusal, generation: decision.generation)
-        }
-        if !decision.allowed, item == nil, contents.items.contains(where: { $0.type != PasteboardItem.sealedType }) {
-            reportBlocked("paste", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
-        }
-        return item
     }
 
     /// Decides whether clear pasteboard items may be pasted into the app's content now: what
