@@ -18,6 +18,21 @@ public final class InMemoryPasteboard: Pasteboard {
         }
     }
 
+    /// Replaces the contents with `item`, reusing the one-item storage of the previous contents
+    /// when nobody else holds it (no allocation for a copy after a copy).
+    @discardableResult
+    public func write(_ item: PasteboardItem) -> Int {
+        state.withLock { state in
+            if state.items.count == 1 {
+                state.items[0] = item
+            } else {
+                state.items = [item]
+            }
+            state.changeCount += 1
+            return state.changeCount
+        }
+    }
+
     @discardableResult
     public func clear(ifChangeCount changeCount: Int) -> Bool {
         state.withLock { state in

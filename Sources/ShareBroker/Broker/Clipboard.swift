@@ -301,17 +301,19 @@ extension ShareBroker {
                                                                "bytes": .stringConvertible(total)])
             }
         case .writeSealed:
+            // One representation (the usual copy) is written as one item: no array of its own.
+            var single: PasteboardItem?
             var sealed: [PasteboardItem] = []
             var keyID: UInt32 = 0
             do {
                 if let keyRingGeneration, let cached = state.unretainedKeyRing(at: keyRingGeneration) {
                     // Borrowed: `state` holds it until the copy returns (see above).
                     keyID = try cached._withUnsafeGuaranteedRef { ring in
-                        try seal(representations, with: ring, into: &sealed)
+                        try seal(representations, with: ring, single: &single, into: &sealed)
                     }
                 } else {
                     keyID = try seal(representations, with: try groupKeyRing(state, generation: keyRingGeneration),
-                                     into: &sealed)
+                                     single: &single, into: &sealed)
                 }
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
@@ -319,7 +321,7 @@ extension ShareBroker {
                                         generation: decision.generation)
             }
             if decision.action == .writeSealed {
-                try write(sealed)
+                if let single { try write(single) } else { try write(sealed) }
                 if snapshot.logLevel >= .verbose {
                     logger.debug("copied sealed", metadata: ["type": .string(representations[representations.startIndex].type),
                                                              "representations": .stringConvertible(representations.count),
@@ -342,9 +344,14 @@ extension ShareBroker {
     /// that sealed them.
     @inline(__always)
     private func seal<Items: RandomAccessCollection>(
-        _ representations: Items, with ring: KeyRing, into sealed: inout [PasteboardItem]
+        _ representations: Items, with ring: KeyRing, single: inout PasteboardItem?, into sealed: inout [PasteboardItem]
     ) throws(SealingError) -> UInt32 where Items.Element == PasteboardItem {
         let now = wallClock()
+        if representations.count == 1, let item = representations.first {
+            single = PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
+                                                                                           sealer: appID, sealedAt: now))
+            return ring.currentKeyID
+        }
         sealed.reserveCapacity(representations.count)
         for item in representations {
             sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
@@ -453,6 +460,17 @@ extension ShareBroker {
         let changeCount: Int
         do {
             changeCount = try platform.pasteboard.write(items)
+        } catch {
+            throw .pasteboardWriteFailed(reason: String(describing: error))
+        }
+        record(write: changeCount)
+    }
+
+    /// ``write(_:)-([PasteboardItem])`` of one item, through the adapter's single-item write.
+    private func write(_ item: PasteboardItem) throws(ShareBrokerError) {
+        let changeCount: Int
+        do {
+            changeCount = try platform.pasteboard.write(item)
         } catch {
             throw .pasteboardWriteFailed(reason: String(describing: error))
         }

@@ -52,6 +52,10 @@ package protocol Pasteboard: Sendable {
     ///   ``ShareBrokerError/pasteboardWriteFailed(reason:)``.
     @discardableResult
     func write(_ items: [PasteboardItem]) throws -> Int
+    /// Replaces the contents with one item (what most copies write), as `write([item])` does;
+    /// the default is exactly that. An adapter that can keep one item without building an array
+    /// implements it (the in-memory pasteboard replaces its item in place).
+    func write(_ item: PasteboardItem) throws -> Int
     /// Empties the pasteboard only if nobody wrote to it since `changeCount`; returns whether it did.
     @discardableResult
     func clear(ifChangeCount changeCount: Int) -> Bool
@@ -65,4 +69,9 @@ package protocol Pasteboard: Sendable {
 extension Pasteboard {
     /// `nil`: the items do not outlive the process that wrote them.
     package var persistentIdentity: String? { nil }
+
+    /// Writes `[item]`.
+    package func write(_ item: PasteboardItem) throws -> Int {
+        try write([item])
+    }
 }
