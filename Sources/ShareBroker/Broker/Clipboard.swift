@@ -466,7 +466,7 @@ extension ShareBroker {
         record(write: changeCount)
     }
 
-    /// ``write(_:)-([PasteboardItem])`` of one item, through the adapter's single-item write.
+    /// The write of one item, through the adapter's single-item write.
     private func write(_ item: PasteboardItem) throws(ShareBrokerError) {
         let changeCount: Int
         do {
