@@ -457,20 +457,20 @@ extension ShareBroker {
     /// Writes to the platform's pasteboard and records the write as this app's (for a retire's
     /// "clear if nobody wrote since"); a refused write is reported to the copy, not recorded.
     private func write(_ items: [PasteboardItem]) throws(ShareBrokerError) {
-        let changeCount: Int
-        do {
-            changeCount = try platform.pasteboard.write(items)
-        } catch {
-            throw .pasteboardWriteFailed(reason: String(describing: error))
-        }
-        record(write: changeCount)
+        try recordWrite { try platform.pasteboard.write(items) }
     }
 
     /// The write of one item, through the adapter's single-item write.
     private func write(_ item: PasteboardItem) throws(ShareBrokerError) {
+        try recordWrite { try platform.pasteboard.write(item) }
+    }
+
+    /// Runs an adapter's write and records its change count, or reports its error.
+    @inline(__always)
+    private func recordWrite(_ write: () throws -> Int) throws(ShareBrokerError) {
         let changeCount: Int
         do {
-            changeCount = try platform.pasteboard.write(item)
+            changeCount = try write()
         } catch {
             throw .pasteboardWriteFailed(reason: String(describing: error))
         }
