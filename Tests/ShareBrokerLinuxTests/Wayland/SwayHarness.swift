@@ -229,24 +229,33 @@ final class SwayHeadless: @unchecked Sendable {
 
     /// An unmanaged app copies `bytes` (`wl-copy --foreground`, which serves until replaced;
     /// ``stop()`` ends it); returns once `wl-paste` reads them.
+    ///
+    /// This sets the scene for a test, so a wl-copy whose offer never shows (seen once in a
+    /// ThreadSanitizer run with the whole suite in parallel: `wl-paste --primary` found no
+    /// selection for 10 s while wl-copy still ran) is replaced by a second one before giving up.
     func copy(_ bytes: [UInt8], primary: Bool = false, type: String? = nil) throws {
         guard let tool = WaylandTools.wlCopy else { throw HarnessError("wl-copy is not installed") }
         var arguments = ["--foreground"]
         if primary { arguments.append("--primary") }
         if let type { arguments += ["--type", type] }
-        let child = try Child(tool, arguments, environment: toolEnvironment, input: bytes)
-        lock.withLock { copiers.append(child) }
-        let deadline = ContinuousClock.now + .seconds(10)
         let check = (primary ? ["--primary"] : []) + (type.map { ["--type", $0] } ?? [])
-        var last: (status: Int32, output: [UInt8]) = (-1, [])
-        while ContinuousClock.now < deadline {
-            last = try paste(["--no-newline"] + check)
-            if last.status == 0 && last.output == bytes { return }
-            usleep(10_000)
+        var failures: [String] = []
+        for _ in 0..<2 {
+            let child = try Child(tool, arguments, environment: toolEnvironment, input: bytes)
+            lock.withLock { copiers.append(child) }
+            let deadline = ContinuousClock.now + .seconds(10)
+            var last: (status: Int32, output: [UInt8]) = (-1, [])
+            while ContinuousClock.now < deadline {
+                last = try paste(["--no-newline"] + check)
+                if last.status == 0 && last.output == bytes { return }
+                usleep(10_000)
+            }
+            let exited = child.wait(timeout: .zero)
+            failures.append("wl-paste \(check): status \(last.status), \(last.output.count) bytes; "
+                            + "wl-copy \(exited ? "exited with \(child.status)" : "still ran")")
+            if !exited { child.kill() }
         }
-        let exited = child.wait(timeout: .zero)
-        throw HarnessError("wl-copy \(arguments)'s content never appeared (wl-paste \(check): status \(last.status), "
-                           + "\(last.output.count) bytes; wl-copy \(exited ? "exited with \(child.status)" : "still runs"))")
+        throw HarnessError("wl-copy \(arguments)'s content never appeared, twice: \(failures.joined(separator: "; then "))")
     }
 
     /// Starts a tool with `WAYLAND_DISPLAY` pointing here and no `DISPLAY`.
