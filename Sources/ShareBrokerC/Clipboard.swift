@@ -28,9 +28,12 @@ public func sb_copy_rule_name(_ rule: Int32) -> UnsafePointer<CChar> {
     copyRuleNames[rule]
 }
 
-/// The caller's item, validated before its bytes are read.
+/// The caller's item, validated before its bytes are read, borrowed: the copy seals straight
+/// from the caller's buffer, and only a copy in the clear copies the bytes (the pasteboard keeps
+/// them). Valid until the sb_copy call that made it returns.
 @inline(__always)
-private func item(type: UnsafePointer<CChar>?, bytes: UnsafePointer<UInt8>?, length: Int, _ argument: String) throws(CFailure) -> PasteboardItem {
+private func item(type: UnsafePointer<CChar>?, bytes: UnsafePointer<UInt8>?, length: Int,
+                  _ argument: String) throws(CFailure) -> BorrowedRepresentation {
     // size_t arrives as Int: a length over Int.max is negative here.
     guard length >= 0, length <= EnvelopeFormat.maxPlaintextSize else {
         throw CFailure(SB_ERR_TOO_LARGE, "\(argument) is larger than the \(EnvelopeFormat.maxPlaintextSize)-byte limit; nothing was written")
@@ -43,23 +46,23 @@ private func item(type: UnsafePointer<CChar>?, bytes: UnsafePointer<UInt8>?, len
     }
     guard let bytes else {
         guard length == 0 else { throw .null("\(argument).bytes (with a non-zero length)") }
-        return PasteboardItem(type: type, bytes: [])
+        return BorrowedRepresentation(type: type, bytes: UnsafeRawBufferPointer(start: nil, count: 0))
     }
-    return PasteboardItem(type: type, bytes: Array(UnsafeBufferPointer(start: bytes, count: length)))
+    return BorrowedRepresentation(type: type, bytes: UnsafeRawBufferPointer(start: bytes, count: length))
 }
 
 /// SB_TYPE_TEXT as a C string.
 private let textTypeCString = StaticNames([PasteboardItem.textType], unknown: "")
 
 /// Copies, mapping errors and the result.
-private func copy(_ box: BrokerBox, _ items: [PasteboardItem], _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
+private func copy(_ box: BrokerBox, _ items: [BorrowedRepresentation], _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
     try copy(outResult) { () throws(ShareBrokerError) in
         try box.withBroker { broker in Result { () throws(ShareBrokerError) in try broker.copyResult(items) } }.get()
     }
 }
 
 /// Copies one item (no array of one), mapping errors and the result.
-private func copy(_ box: BrokerBox, _ item: PasteboardItem, fromWebView webView: String? = nil,
+private func copy(_ box: BrokerBox, _ item: BorrowedRepresentation, fromWebView webView: String? = nil,
                   _ outResult: UnsafeMutablePointer<sb_copy_result>?) throws(CFailure) {
     try copy(outResult) { () throws(ShareBrokerError) in
         // The C interface names web views by id; the broker takes handles.
@@ -136,7 +139,7 @@ public func sb_copy_representations(_ handle: OpaquePointer?, _ items: UnsafePoi
                 }
                 total = sum
             }
-            var swiftItems: [PasteboardItem] = []
+            var swiftItems: [BorrowedRepresentation] = []
             swiftItems.reserveCapacity(count)
             for index in 0..<count {
                 swiftItems.append(try item(type: items[index].type, bytes: items[index].bytes,

@@ -78,15 +78,13 @@ public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<
     // ASCII id: no String, no UTF-8 validation). Anything else takes the checked path below,
     // which gives the same answer or the error.
     if let handle, let target, let outDecision, let via = knownChannel(channelCode) {
-        let utf8 = UnsafeRawBufferPointer(start: target, count: strlen(target))
-        let decided = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
-            box.withBroker { broker in
-                guard let decision = broker.decideOpenIn(targetUTF8: utf8, via: via) else { return false }
-                outDecision.pointee = decision.c
-                return true
-            }
+        let decision = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
+            box.withBroker { $0.decideOpenIn(targetCString: target, via: via) }
         }
-        if decided { return SB_OK }
+        if let decision {
+            outDecision.pointee = decision.c
+            return SB_OK
+        }
     }
     return decideOpenInChecked(handle, target, channelCode, outDecision)
 }

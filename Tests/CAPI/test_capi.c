@@ -421,6 +421,61 @@ static void test_copy_table(void) {
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
 
+/* The copy reads the caller's bytes only during the call: sealed straight from the buffer, copied
+ * into the pasteboard's own item when written in the clear. Each buffer is overwritten and freed
+ * right after sb_copy returns; what is pasted afterwards is still the original (AddressSanitizer,
+ * in the run under it, would report a later read of the freed buffer). */
+static void test_copy_borrows_only_during_the_call(void) {
+    seen s;
+    memset(&s, 0, sizeof s);
+    sb_broker *b = NULL;
+    CHECK_STATUS(sb_broker_create_embedded("com.acme.notes", &b), SB_OK);
+    s.broker = b;
+    sb_callbacks cb = callbacks_for(&s);
+    CHECK_STATUS(sb_broker_start(b, &cb), SB_OK);
+    const int32_t levels[2] = {SB_PASTEBOARD_AUTHORIZED, SB_PASTEBOARD_SECURE_COPY};
+    const int32_t actions[2] = {SB_COPY_WRITE_CLEAR, SB_COPY_WRITE_SEALED};
+    for (int level = 0; level < 2; level++) {
+        sb_policy_update u = keep_all();
+        u.auth = SB_AUTH_AUTHORIZED;
+        u.pasteboard = levels[level];
+        CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+
+        const char text[] = "the borrowed plan";
+        uint8_t *one = malloc(sizeof text - 1);
+        CHECK(one != NULL);
+        if (one == NULL) break;
+        memcpy(one, text, sizeof text - 1);
+        sb_copy_result r = {-1, -1, -1, 0};
+        CHECK_STATUS(sb_copy(b, SB_TYPE_TEXT, one, sizeof text - 1, &r), SB_OK);
+        CHECK(r.action == actions[level]);
+        memset(one, 'X', sizeof text - 1);
+        free(one);
+        CHECK(paste_equals(b, SB_TYPE_TEXT, text));
+
+        const char html_text[] = "<b>borrowed</b>";
+        uint8_t *html = malloc(sizeof html_text - 1);
+        uint8_t *plain = malloc(8);
+        CHECK(html != NULL && plain != NULL);
+        if (html == NULL || plain == NULL) {
+            free(html);
+            free(plain);
+            break;
+        }
+        memcpy(html, html_text, sizeof html_text - 1);
+        memcpy(plain, "borrowed", 8);
+        sb_item_view views[2] = {{"text/html", html, sizeof html_text - 1}, {SB_TYPE_TEXT, plain, 8}};
+        CHECK_STATUS(sb_copy_representations(b, views, 2, &r), SB_OK);
+        CHECK(r.action == actions[level]);
+        memset(html, 'X', sizeof html_text - 1);
+        memset(plain, 'X', 8);
+        free(html);
+        free(plain);
+        CHECK(paste_equals(b, "text/html", html_text));
+    }
+    CHECK_STATUS(sb_broker_destroy(b), SB_OK);
+}
+
 static void test_other_actions(void) {
     seen s;
     sb_broker *b = ready_broker(&s);
@@ -918,6 +973,7 @@ int main(int argc, char **argv) {
     test_open_in_table();
     test_open_in_bytes();
     test_copy_table();
+    test_copy_borrows_only_during_the_call();
     test_other_actions();
     test_callbacks_table();
     test_threads();

@@ -215,6 +215,14 @@ extension ShareBroker {
         try copy(representations: CollectionOfOne(item), fromWebView: webView)
     }
 
+    /// ``copyResult(_:fromWebView:)-(PasteboardItem,_)`` of an item whose bytes are borrowed from
+    /// the caller (the C interface's `sb_copy`): sealed straight from them, copied only to be
+    /// written in the clear. A concrete overload, so the copy is specialized in this module.
+    @discardableResult
+    package func copyResult(_ item: BorrowedRepresentation, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
+        try copy(representations: CollectionOfOne(item), fromWebView: webView)
+    }
+
     /// Copies several representations of one item (e.g. plain text, HTML and PNG of the same
     /// selection) to the general pasteboard. The pasteboard policy decides once for all of them:
     /// all in the clear, all sealed (one envelope per representation, in the given order, each
@@ -236,15 +244,22 @@ extension ShareBroker {
         try copy(representations: representations, fromWebView: webView)
     }
 
+    /// ``copyResult(_:fromWebView:)-([PasteboardItem],_)`` of representations borrowed from the
+    /// caller (`sb_copy_representations`).
+    @discardableResult
+    package func copyResult(_ representations: [BorrowedRepresentation], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyResult {
+        try copy(representations: representations, fromWebView: webView)
+    }
+
     /// The copy behind both entry points.
     private func copy<Items: RandomAccessCollection>(
         representations: Items, fromWebView webView: WebViewHandle?
-    ) throws(ShareBrokerError) -> CopyResult where Items.Element == PasteboardItem {
+    ) throws(ShareBrokerError) -> CopyResult where Items.Element: CopyRepresentation {
         guard !representations.isEmpty, representations.count <= SealedSet.maxEnvelopes,
               !Self.hasDuplicateTypes(representations) else {
             throw .invalidRepresentations(count: representations.count)
         }
-        let total = representations.reduce(0) { $0 + $1.bytes.count }
+        let total = representations.reduce(0) { $0 + $1.byteCount }
         guard total <= EnvelopeFormat.maxPlaintextSize else {
             throw .itemTooLarge(size: total, limit: EnvelopeFormat.maxPlaintextSize)
         }
@@ -275,7 +290,7 @@ extension ShareBroker {
     private func copy<Items: RandomAccessCollection>(
         representations: Items, total: Int, fromWebView webView: WebViewHandle?,
         snapshot: PolicySnapshot, state: PolicyStore.State, keyRingGeneration: UInt64?
-    ) throws(ShareBrokerError) -> CopyResult where Items.Element == PasteboardItem {
+    ) throws(ShareBrokerError) -> CopyResult where Items.Element: CopyRepresentation {
         var managed = snapshot.identity == .managed
         if let webView {
             managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
@@ -292,7 +307,7 @@ extension ShareBroker {
         var decision = TransferRules.copy(managed: managed, characters: characters, in: snapshot)
         switch decision.action {
         case .writeClear:
-            try write(Array(representations))
+            try write(representations.map(\.ownedItem))
             // Debug records exist only from the verbose level up: checked on the snapshot in hand, so
             // a copy at any other level does not load the snapshot again for a logger.
             if snapshot.logLevel >= .verbose {
@@ -345,17 +360,22 @@ extension ShareBroker {
     @inline(__always)
     private func seal<Items: RandomAccessCollection>(
         _ representations: Items, with ring: KeyRing, single: inout PasteboardItem?, into sealed: inout [PasteboardItem]
-    ) throws(SealingError) -> UInt32 where Items.Element == PasteboardItem {
+    ) throws(SealingError) -> UInt32 where Items.Element: CopyRepresentation {
         let now = wallClock()
+        // Straight from each representation's bytes (a borrowed one is never copied).
+        func sealedItem(_ item: Items.Element) throws(SealingError) -> PasteboardItem {
+            let envelope = try item.withBytes { (bytes) throws(SealingError) -> [UInt8] in
+                try ring.seal(bytes, itemType: item.type, sealer: appID, sealedAt: now)
+            }
+            return PasteboardItem(type: PasteboardItem.sealedType, bytes: envelope)
+        }
         if representations.count == 1, let item = representations.first {
-            single = PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
-                                                                                           sealer: appID, sealedAt: now))
+            single = try sealedItem(item)
             return ring.currentKeyID
         }
         sealed.reserveCapacity(representations.count)
         for item in representations {
-            sealed.append(PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(item.bytes, itemType: item.type,
-                                                                                                 sealer: appID, sealedAt: now)))
+            sealed.append(try sealedItem(item))
         }
         return ring.currentKeyID
     }
@@ -363,7 +383,7 @@ extension ShareBroker {
     /// Whether two representations name the same type (at most ``SealedSet/maxEnvelopes``, so
     /// pairwise, without allocating a set).
     private static func hasDuplicateTypes<Items: RandomAccessCollection>(_ items: Items) -> Bool
-    where Items.Element == PasteboardItem {
+    where Items.Element: CopyRepresentation {
         var i = items.startIndex
         while i != items.endIndex {
             var j = items.index(after: i)

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ShareBrokerCrypto
 
 /// What a transfer handed over.
@@ -39,10 +44,17 @@ extension ShareBroker {
 
     /// ``decideOpenIn(target:via:)`` for the target spelled by `utf8`, without a String; `nil`
     /// when its bytes cannot decide (a target that is not all ASCII, or a whitelist holding an id
-    /// that is not ASCII): the caller then asks with the String. The C interface's fast path.
-    @inlinable @inline(__always)
+    /// that is not ASCII): the caller then asks with the String.
+    @inline(__always)
     package func decideOpenIn(targetUTF8 utf8: UnsafeRawBufferPointer, via channel: TransferChannel) -> Decision? {
         TransferRules.openIn(targetUTF8: utf8, via: channel, in: currentSnapshot)
+    }
+
+    /// ``decideOpenIn(targetUTF8:via:)`` for the NUL-terminated `target`: the C interface's fast
+    /// path. Not inlinable, so it is compiled here once, with the length, the snapshot read and
+    /// the lookup in one function (one call from the C entry point).
+    package func decideOpenIn(targetCString target: UnsafePointer<CChar>, via channel: TransferChannel) -> Decision? {
+        decideOpenIn(targetUTF8: UnsafeRawBufferPointer(start: target, count: strlen(target)), via: channel)
     }
 
     /// The one entry point for every outbound document.
