@@ -21,6 +21,10 @@ struct CFailure: Error {
     static func null(_ argument: String) -> CFailure {
         CFailure(SB_ERR_NULL_ARGUMENT, "\(argument) is NULL; pass a valid pointer")
     }
+
+    static func invalidUTF8(_ argument: String) -> CFailure {
+        CFailure(SB_ERR_INVALID_UTF8, "\(argument) is not valid UTF-8; pass NUL-terminated UTF-8 text")
+    }
 }
 
 /// The per-thread key of the last error message (a malloc'd C string, freed at thread exit).
@@ -108,9 +112,7 @@ enum CallbackScope {
 @inline(__always)
 func string(_ pointer: UnsafePointer<CChar>?, _ argument: String) throws(CFailure) -> String {
     guard let pointer else { throw .null(argument) }
-    guard let value = String(validatingCString: pointer) else {
-        throw CFailure(SB_ERR_INVALID_UTF8, "\(argument) is not valid UTF-8; pass NUL-terminated UTF-8 text")
-    }
+    guard let value = String(validatingCString: pointer) else { throw .invalidUTF8(argument) }
     return value
 }
 

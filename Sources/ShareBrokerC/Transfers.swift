@@ -74,17 +74,16 @@ private func channel(_ code: Int32) throws(CFailure) -> TransferChannel {
 @_cdecl("sb_decide_open_in")
 public func sb_decide_open_in(_ handle: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ channelCode: Int32,
                               _ outDecision: UnsafeMutablePointer<sb_decision>?) -> sb_status {
-    // The fast path: valid arguments and a target the policy's table decides on its bytes (an
-    // ASCII id: no String, no UTF-8 validation). Anything else takes the checked path below,
-    // which gives the same answer or the error.
+    // Valid arguments: one call into the core, which decides an ASCII target on its bytes (no
+    // String) and validates anything else. NULL pointers and unknown channels take the checked
+    // path below, which names the bad argument.
     if let handle, let target, let outDecision, let via = knownChannel(channelCode) {
         let decision = Unmanaged<BrokerBox>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { box in
             box.withBroker { $0.decideOpenIn(targetCString: target, via: via) }
         }
-        if let decision {
-            outDecision.pointee = decision.c
-            return SB_OK
-        }
+        guard let decision else { return fail(.invalidUTF8("target")) }
+        outDecision.pointee = decision.c
+        return SB_OK
     }
     return decideOpenInChecked(handle, target, channelCode, outDecision)
 }

@@ -50,11 +50,25 @@ extension ShareBroker {
         TransferRules.openIn(targetUTF8: utf8, via: channel, in: currentSnapshot)
     }
 
-    /// ``decideOpenIn(targetUTF8:via:)`` for the NUL-terminated `target`: the C interface's fast
-    /// path. Not inlinable, so it is compiled here once, with the length, the snapshot read and
-    /// the lookup in one function (one call from the C entry point).
+    /// ``decideOpenIn(target:via:)`` for the NUL-terminated `target`, or `nil` when it is not
+    /// valid UTF-8: the C interface's call. An ASCII target is decided on its bytes; any other
+    /// is validated and decided on the String, under the same snapshot. Not inlinable, so it is
+    /// compiled here once with the length, the snapshot read and the lookup in one function
+    /// (the C entry point makes one call).
     package func decideOpenIn(targetCString target: UnsafePointer<CChar>, via channel: TransferChannel) -> Decision? {
-        decideOpenIn(targetUTF8: UnsafeRawBufferPointer(start: target, count: strlen(target)), via: channel)
+        let utf8 = UnsafeRawBufferPointer(start: target, count: strlen(target))
+        let snapshot = currentSnapshot
+        if let decided = TransferRules.openIn(targetUTF8: utf8, via: channel, in: snapshot) { return decided }
+        return Self.decideOpenIn(validating: utf8, via: channel, in: snapshot)
+    }
+
+    /// The rest of ``decideOpenIn(targetCString:via:)``: targets the bytes cannot decide (kept
+    /// out of line: the common call stays small).
+    @inline(never)
+    private static func decideOpenIn(validating utf8: UnsafeRawBufferPointer, via channel: TransferChannel,
+                                     in snapshot: PolicySnapshot) -> Decision? {
+        guard let target = String(validating: utf8, as: UTF8.self) else { return nil }
+        return TransferRules.openIn(target: target, via: channel, in: snapshot)
     }
 
     /// The one entry point for every outbound document.

@@ -185,4 +185,28 @@ struct OpenInTargetBytesTests {
         #expect(expectSame(broker, "org.example.docs"))
         #expect(broker.decideOpenIn(target: "org.example.sheets", via: .documentInteraction).rule == .notInWhitelist)
     }
+    /// The C interface's call (``ShareBroker/decideOpenIn(targetCString:via:)``): the String's
+    /// answer for every valid target, ASCII (on the bytes) or not (validated, then on the String),
+    /// and `nil` for bytes that are not UTF-8.
+    @Test func theCStringCallAnswersAsTheStringOrRefusesInvalidUTF8() throws {
+        let whitelist: Set<String> = ["com.acme.viewer", "caf\u{E9}.app", "\u{212A}elvin"]
+        for nativeMail in [NativeMail.appleDevices, NativeMail(ids: ["com.acme.m\u{E4}il"], launchID: "com.acme.m\u{E4}il")] {
+            let broker = try makeBroker(.whitelist(whitelist), nativeMail: nativeMail)
+            for target in ["com.acme.viewer", "com.acme.other", "", "cafe\u{301}.app", "Kelvin", "\u{212A}elvin",
+                           "com.acme.m\u{E4}il", "com.acme.ma\u{308}il", WellKnownApp.nativeMail] {
+                for channel in TransferChannel.allCases {
+                    let byCString = Array(target.utf8CString).withUnsafeBufferPointer { buffer in
+                        buffer.baseAddress.flatMap { broker.decideOpenIn(targetCString: $0, via: channel) }
+                    }
+                    #expect(byCString == broker.decideOpenIn(target: target, via: channel), "\(target.debugDescription) via \(channel)")
+                }
+            }
+            for invalid: [UInt8] in [[0xFF], [0x63, 0xC3], [0xED, 0xA0, 0x80], [0xC0, 0xAF]] {
+                let answer = (invalid.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { buffer in
+                    buffer.baseAddress.flatMap { broker.decideOpenIn(targetCString: $0, via: .documentInteraction) }
+                }
+                #expect(answer == nil, "\(invalid)")
+            }
+        }
+    }
 }
