@@ -3,7 +3,8 @@
 // back to back in each sample; prints the medians and the median of the per-sample ratios (the goal:
 // at most 1.10x).
 //
-//   make capi-bench     (at the root: builds libsharebroker-c.so in release first)
+//   make capi-bench     (at the root: builds libsharebroker-c.so in release first, runs this in
+//                        7 processes and prints the median over them: scripts/capi-bench.sh)
 import CCapiBench
 import Glibc
 import ShareBroker
