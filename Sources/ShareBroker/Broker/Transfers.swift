@@ -42,17 +42,10 @@ extension ShareBroker {
         TransferRules.openIn(target: target, via: channel, in: currentSnapshot)
     }
 
-    /// ``decideOpenIn(target:via:)`` for the target spelled by `utf8`, without a String; `nil`
-    /// when its bytes cannot decide (a target that is not all ASCII, or a whitelist holding an id
-    /// that is not ASCII): the caller then asks with the String.
-    @inline(__always)
-    package func decideOpenIn(targetUTF8 utf8: UnsafeRawBufferPointer, via channel: TransferChannel) -> Decision? {
-        TransferRules.openIn(targetUTF8: utf8, via: channel, in: currentSnapshot)
-    }
-
     /// ``decideOpenIn(target:via:)`` for the NUL-terminated `target`, or `nil` when it is not
-    /// valid UTF-8: the C interface's call. An ASCII target is decided on its bytes; any other
-    /// is validated and decided on the String, under the same snapshot. Not inlinable, so it is
+    /// valid UTF-8: the C interface's call. An ASCII target is decided on its bytes
+    /// (``TransferRules/openIn(targetUTF8:via:in:)``, no String); any other is validated and
+    /// decided on the String, under the same snapshot. Not inlinable, so it is
     /// compiled here once with the length, the snapshot read and the lookup in one function
     /// (the C entry point makes one call).
     package func decideOpenIn(targetCString target: UnsafePointer<CChar>, via channel: TransferChannel) -> Decision? {

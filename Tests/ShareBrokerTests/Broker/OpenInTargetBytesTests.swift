@@ -23,9 +23,11 @@ struct OpenInTargetBytesTests {
         return broker
     }
 
-    /// The decision on `bytes` (nil: the bytes cannot decide), through the broker's package entry.
+    /// The decision on `bytes` under the broker's snapshot (nil: the bytes cannot decide), as the C
+    /// interface's call makes it before it falls back to the String.
     func byBytes(_ broker: ShareBroker, _ bytes: [UInt8], via channel: TransferChannel = .documentInteraction) -> Decision? {
-        bytes.withUnsafeBytes { broker.decideOpenIn(targetUTF8: $0, via: channel) }
+        let snapshot = broker.currentSnapshot
+        return bytes.withUnsafeBytes { TransferRules.openIn(targetUTF8: $0, via: channel, in: snapshot) }
     }
 
     /// Checks that the bytes of `target` decide as the String does; returns whether they decided.
