@@ -299,15 +299,21 @@ extension ShareBroker {
         }
         // The character-count exception: only one plain-text representation can qualify (types
         // are distinct), and the text is counted only when the exception could change the outcome.
+        // The text counted is the text written: the count reads an owned copy, and a write in the
+        // clear writes that copy (a borrowed buffer could change between a count and a later copy,
+        // and long text would go out in the clear under the short-text rule).
         var characters: Int?
+        var counted: PasteboardItem?
         let exception = snapshot.clipboardExceptionLength
         if managed, exception > 0, snapshot.pasteboardPolicy != .authorized, representations.count == 1 {
-            characters = representations[representations.startIndex].characterCount(limit: exception)
+            let item = representations[representations.startIndex].ownedItem
+            characters = item.characterCount(limit: exception)
+            counted = item
         }
         var decision = TransferRules.copy(managed: managed, characters: characters, in: snapshot)
         switch decision.action {
         case .writeClear:
-            try write(representations.map(\.ownedItem))
+            if let counted { try write(counted) } else { try write(representations.map(\.ownedItem)) }
             // Debug records exist only from the verbose level up: checked on the snapshot in hand, so
             // a copy at any other level does not load the snapshot again for a logger.
             if snapshot.logLevel >= .verbose {

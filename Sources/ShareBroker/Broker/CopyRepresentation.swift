@@ -10,10 +10,9 @@ package protocol CopyRepresentation {
     var byteCount: Int { get }
     /// Calls `body` with the bytes, valid only during the call.
     func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R
-    /// The representation as an item the pasteboard can keep.
+    /// The representation as an item the pasteboard can keep: what a copy in the clear writes,
+    /// and what the short-text exception counts (so the text counted is the text written).
     var ownedItem: PasteboardItem { get }
-    /// ``PasteboardItem/characterCount(limit:)`` of this representation.
-    func characterCount(limit: Int) -> Int?
 }
 
 extension PasteboardItem: CopyRepresentation {
@@ -49,8 +48,4 @@ package struct BorrowedRepresentation: CopyRepresentation {
     }
 
     package var ownedItem: PasteboardItem { PasteboardItem(type: type, bytes: Array(bytes)) }
-
-    package func characterCount(limit: Int) -> Int? {
-        PasteboardItem.characterCount(type: type, bytes: bytes, limit: limit)
-    }
 }

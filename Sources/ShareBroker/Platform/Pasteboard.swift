@@ -30,12 +30,7 @@ public struct PasteboardItem: Sendable, Hashable {
     /// seven scalars are one character each; bytes and Unicode scalars are not counted. Bytes that
     /// are not valid UTF-8 count as one character per replaced sequence (U+FFFD).
     public func characterCount(limit: Int) -> Int? {
-        Self.characterCount(type: type, bytes: bytes, limit: limit)
-    }
-
-    /// ``characterCount(limit:)`` of any item's type and bytes (owned or borrowed).
-    static func characterCount<Bytes: Collection<UInt8>>(type: String, bytes: Bytes, limit: Int) -> Int? {
-        guard type == textType else { return nil }
+        guard type == Self.textType else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         var count = 0
         for _ in text {

@@ -1,4 +1,6 @@
+import Dispatch
 import ShareBroker
+import Synchronization
 import Testing
 
 /// A copy of representations borrowed from the caller's buffer (``BorrowedRepresentation``, what
@@ -45,8 +47,8 @@ struct BorrowedCopyTests {
                 }
             }
             #expect(result.action == (pasteboard == .authorized ? .writeClear : .writeSealed))
-            html.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
-            plain.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            for index in html.indices { html[index] = 0 }
+            for index in plain.indices { plain[index] = 0 }
             #expect(fixture.broker.paste() == PasteboardItem(type: "text/html", bytes: Array("<b>plan</b>".utf8)))
             #expect(fixture.pasteboard.read().items.count == 2)
         }
@@ -59,11 +61,66 @@ struct BorrowedCopyTests {
         let bytes: [UInt8] = [1, 2, 3]
         for types in [["a", "a"], [""], [PasteboardItem.sealedType]] {
             bytes.withUnsafeBytes { raw in
-                #expect(throws: ShareBrokerError.self) {
+                _ = #expect(throws: ShareBrokerError.self) {
                     try fixture.broker.copyResult(types.map { BorrowedRepresentation(type: $0, bytes: raw) })
                 }
             }
         }
         #expect(fixture.pasteboard.read().items == [.text("kept")])
     }
+    #if !SHAREBROKER_TSAN
+    /// A caller rewriting its buffer while the copy runs (a hostile or racy C app) between text
+    /// within the short-text exception and longer text of the same byte length: whatever it
+    /// does, what goes out in the clear is text the rule counted, never the longer text. (Left out
+    /// of ThreadSanitizer builds: the race on the caller's buffer is the test.)
+    @Test("a buffer rewritten during the copy never gets long text out in the clear under the short-text rule")
+    func shortTextRuleWritesWhatItCounted() throws {
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy, clipboardExceptionLength: 2))
+        let short = Array("e\u{301}e\u{301}".utf8) // 6 bytes, 2 characters: in the clear
+        let long = Array("abcdef".utf8)               // 6 bytes, 6 characters: sealed
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: short.count, alignment: 8)
+        defer { buffer.deallocate() }
+        short.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        let stop = Atomic<Bool>(false)
+        let rewriter = DispatchGroup()
+        // The rewriting thread gets the buffer's address (the race is the point of the test).
+        let address = UInt(bitPattern: buffer.baseAddress)
+        let count = buffer.count
+        DispatchQueue.global().async(group: rewriter) {
+            let buffer = UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: address), count: count)
+            var flip = false
+            while !stop.load(ordering: .relaxed) {
+                short.withUnsafeBytes { shortBytes in
+                    long.withUnsafeBytes { longBytes in
+                        let source = flip ? shortBytes : longBytes
+                        // Byte by byte, so a reader can also see a mix of the two.
+                        for index in 0..<source.count { buffer[index] = source[index] }
+                    }
+                }
+                flip.toggle()
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            rewriter.wait()
+        }
+        var clear = 0
+        var sealed = 0
+        var leaked: [PasteboardItem] = []
+        for _ in 0..<20_000 {
+            let result = try fixture.broker.copyResult(BorrowedRepresentation(type: PasteboardItem.textType,
+                                                                              bytes: UnsafeRawBufferPointer(buffer)))
+            switch result.action {
+            case .writeClear:
+                clear += 1
+                leaked += fixture.pasteboard.read().items.filter { ($0.characterCount(limit: 2) ?? 3) > 2 }
+            case .writeSealed: sealed += 1
+            case .blocked: Issue.record("blocked: \(result.decision.rule)")
+            }
+        }
+        #expect(leaked.isEmpty, "\(leaked.count) copies wrote more than 2 characters in the clear, e.g. \(leaked.prefix(1))")
+        // Both outcomes happened: the rewrites did reach the copies.
+        #expect(clear > 0 && sealed > 0, "clear \(clear), sealed \(sealed)")
+    }
+    #endif
 }
