@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ShareBroker
 import Synchronization
 import Testing
@@ -82,11 +83,13 @@ struct BorrowedCopyTests {
         defer { buffer.deallocate() }
         short.withUnsafeBytes { buffer.copyMemory(from: $0) }
         let stop = Atomic<Bool>(false)
-        let rewriter = DispatchGroup()
-        // The rewriting thread gets the buffer's address (the race is the point of the test).
+        let rewrites = Atomic<Int>(0)
+        let finished = DispatchSemaphore(value: 0)
+        // The rewriting thread gets the buffer's address (the race is the point of the test). A
+        // thread of its own: the shared dispatch pool can be busy with other tests for seconds.
         let address = UInt(bitPattern: buffer.baseAddress)
         let count = buffer.count
-        DispatchQueue.global().async(group: rewriter) {
+        let rewriter = Thread {
             let buffer = UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: address), count: count)
             var flip = false
             while !stop.load(ordering: .relaxed) {
@@ -98,16 +101,23 @@ struct BorrowedCopyTests {
                     }
                 }
                 flip.toggle()
+                rewrites.add(1, ordering: .relaxed)
             }
+            finished.signal()
         }
+        rewriter.start()
         defer {
             stop.store(true, ordering: .relaxed)
-            rewriter.wait()
+            finished.wait()
         }
+        while rewrites.load(ordering: .relaxed) == 0 { sched_yield() }
         var clear = 0
         var sealed = 0
         var leaked: [PasteboardItem] = []
-        for _ in 0..<20_000 {
+        // At least 20,000 copies, and on until both outcomes were seen (at most 400,000).
+        var copies = 0
+        while copies < 20_000 || (clear == 0 || sealed == 0) && copies < 400_000 {
+            copies += 1
             let result = try fixture.broker.copyResult(BorrowedRepresentation(type: PasteboardItem.textType,
                                                                               bytes: UnsafeRawBufferPointer(buffer)))
             switch result.action {
