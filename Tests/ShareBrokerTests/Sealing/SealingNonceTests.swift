@@ -74,36 +74,8 @@ struct SealingNonceTests {
     func realFork() throws {
         let ring = try KeyRing.generate()
         let parentBefore = SealingFixture.nonce(of: try ring.seal([1], itemType: "t"))
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        let pid = fork()
-        if pid == 0 {
-            // Child: seal once (new prefix, new cached subkey), write the envelope, leave
-            // without running any atexit handler or Swift Testing code.
-            var status: Int32 = 1
-            if let envelope = try? ring.seal([2], itemType: "t") {
-                let written = envelope.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
-                if written == envelope.count { status = 0 }
-            }
-            _exit(status)
-        }
-        #expect(pid > 0)
-        close(fds[1])
-        defer { close(fds[0]) }
-        // Read with a deadline so a wedged child fails the test instead of hanging it.
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256)
-        var pollSet = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-        while true {
-            let ready = poll(&pollSet, 1, 20_000)
-            guard ready > 0 else { break }
-            let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        var status: Int32 = 0
-        if received.isEmpty { kill(pid, SIGKILL) }
-        _ = waitpid(pid, &status, 0)
+        // Child: seal once (new prefix, new cached subkey) and hand the envelope back.
+        let (status, received) = SealingFixture.inForkChild { try? ring.seal([2], itemType: "t") }
         #expect(status == 0, "child exit status \(status)")
         try #require(received.count == EnvelopeFormat.sealedSize(plaintextCount: 1, itemTypeLength: 1))
         let childNonce = SealingFixture.nonce(of: received)

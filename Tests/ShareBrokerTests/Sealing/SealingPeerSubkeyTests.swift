@@ -120,37 +120,11 @@ struct SealingPeerSubkeyTests {
         let parentLarge = try reader.seal(large, itemType: "t")         // a pooled OpenSSL context is used
         #expect(try reader.open(parentLarge).plaintext == large)
         let peerNext = try peer.seal([2, 3], itemType: "t")
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        let pid = fork()
-        if pid == 0 {
-            // Child: the inherited table and pool must still work; exit without atexit handlers.
-            var status: Int32 = 1
-            if (try? reader.open(peerNext).plaintext) == [2, 3], let envelope = try? reader.seal(large, itemType: "t") {
-                var offset = 0
-                while offset < envelope.count {
-                    let written = envelope.withUnsafeBytes { write(fds[1], $0.baseAddress! + offset, $0.count - offset) }
-                    guard written > 0 else { break }
-                    offset += written
-                }
-                if offset == envelope.count { status = 0 }
-            }
-            _exit(status)
+        // Child: the inherited table and pool must still work.
+        let (status, received) = SealingFixture.inForkChild {
+            guard (try? reader.open(peerNext).plaintext) == [2, 3] else { return nil }
+            return try? reader.seal(large, itemType: "t")
         }
-        #expect(pid > 0)
-        close(fds[1])
-        defer { close(fds[0]) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var pollSet = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-        while poll(&pollSet, 1, 20_000) > 0 {
-            let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        var status: Int32 = 0
-        if received.isEmpty { kill(pid, SIGKILL) }
-        _ = waitpid(pid, &status, 0)
         #expect(status == 0, "child exit status \(status)")
         try #require(!received.isEmpty)
         // The child sealed under a prefix of its own (never the parent's), and the parent opens it.

@@ -1,4 +1,9 @@
 import CSodium
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import ShareBroker
 import ShareBrokerCrypto
 
@@ -85,5 +90,44 @@ enum SealingFixture {
         } catch {
             return error
         }
+    }
+
+    /// Runs `child` in a real `fork` child and returns its exit status and the bytes it produced:
+    /// the child writes them to a pipe and leaves with `_exit` (no atexit handler, no Swift
+    /// Testing code), status 0 only when `child` answered and every byte was written. The parent
+    /// reads with a 20 s deadline, so a wedged child fails the test instead of hanging it (and is
+    /// killed when it sent nothing).
+    static func inForkChild(_ child: () -> [UInt8]?) -> (status: Int32, output: [UInt8]) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return (-1, []) }
+        let pid = fork()
+        if pid == 0 {
+            var status: Int32 = 1
+            if let output = child() {
+                var offset = 0
+                while offset < output.count {
+                    let written = output.withUnsafeBytes { write(fds[1], $0.baseAddress! + offset, $0.count - offset) }
+                    guard written > 0 else { break }
+                    offset += written
+                }
+                if offset == output.count { status = 0 }
+            }
+            _exit(status)
+        }
+        close(fds[1])
+        defer { close(fds[0]) }
+        guard pid > 0 else { return (-1, []) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var pollSet = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+        while poll(&pollSet, 1, 20_000) > 0 {
+            let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        var status: Int32 = 0
+        if received.isEmpty { kill(pid, SIGKILL) }
+        _ = waitpid(pid, &status, 0)
+        return (status, received)
     }
 }
