@@ -14,8 +14,12 @@ public enum DesktopHandOffError: Error, Sendable, Hashable, CustomStringConverti
     case unparsableEntry(appID: String, path: String, reason: String)
     /// The entry parses but has no `Exec` line, so nothing could start it.
     case noExec(appID: String, path: String)
-    /// The entry parses but is not a launchable application (`Type`, `Hidden` or a failing `TryExec`).
+    /// The entry parses but is not a launchable application (`Type` or a failing `TryExec`).
     case notLaunchable(appID: String, path: String)
+    /// The entry is deleted (`Hidden=true`): the desktop treats it as not installed.
+    case hiddenEntry(appID: String, path: String)
+    /// The entry's `Exec` takes no URL (no `%u` or `%U`), so a URL cannot be handed to it.
+    case cannotTakeURL(appID: String, path: String)
     /// The document name is empty, `.`/`..`, or holds `/` or NUL.
     case invalidDocumentName
     /// The document cannot be opened (vanished, unreadable, a symbolic link: `errno`).
@@ -42,9 +46,13 @@ public enum DesktopHandOffError: Error, Sendable, Hashable, CustomStringConverti
         case .unparsableEntry(let id, let path, let reason):
             "the desktop entry of \(id) (\(path)) does not parse: \(reason); fix or reinstall it"
         case .noExec(let id, let path):
-            "the desktop entry of \(id) (\(path)) has no Exec line, so it cannot be started with a document"
+            "the desktop entry of \(id) (\(path)) has no Exec line, so nothing can start it; nothing was started"
         case .notLaunchable(let id, let path):
-            "the desktop entry of \(id) (\(path)) is not a launchable application (check Type=Application, Hidden and TryExec)"
+            "the desktop entry of \(id) (\(path)) is not a launchable application (check Type=Application and TryExec)"
+        case .hiddenEntry(let id, let path):
+            "the desktop entry of \(id) (\(path)) has Hidden=true: it is deleted, and the desktop treats the app as not installed; nothing was started"
+        case .cannotTakeURL(let id, let path):
+            "the desktop entry of \(id) (\(path)) takes files only (its Exec has no %u or %U), so it cannot open a URL; nothing was started"
         case .invalidDocumentName:
             "the document name must not be empty, '.' or '..', nor contain '/' or NUL; rename the document"
         case .documentUnreadable(let code):

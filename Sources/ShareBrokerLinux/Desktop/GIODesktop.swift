@@ -107,6 +107,8 @@ public struct GIODesktop: DesktopApps {
     }
 
     public func launch(_ entry: DesktopEntry, uri: String) throws(DesktopHandOffError) {
+        // GIO would start an app that takes no URL (Exec with %f only, or no field code) without it.
+        guard g_app_info_supports_uris(entry.appInfo) != 0 else { throw .cannotTakeURL(appID: entry.id, path: entry.path) }
         guard let copy = g_strdup(uri) else { throw .launchFailed(appID: entry.id, reason: "out of memory") }
         let list = g_list_append(nil, gpointer(copy))
         defer { g_list_free_full(list, g_free) }
@@ -120,6 +122,11 @@ public struct GIODesktop: DesktopApps {
 
     private static func wrap(id: String, info: OpaquePointer) throws(DesktopHandOffError) -> DesktopEntry {
         let path = g_desktop_app_info_get_filename(info).map { String(cString: $0) } ?? "?"
+        // GIO's lookup by id refuses a deleted entry; loaded by its path it would start.
+        if g_desktop_app_info_get_is_hidden(info) != 0 {
+            g_object_unref(gpointer(info))
+            throw .hiddenEntry(appID: id, path: path)
+        }
         guard let line = g_app_info_get_commandline(info), line.pointee != 0 else {
             g_object_unref(gpointer(info))
             throw .noExec(appID: id, path: path)

@@ -247,6 +247,44 @@ struct DesktopHandOffTests {
         #expect(fixture.recordNames("org.example.Recorder") == before)
     }
 
+    @Test func issue31AHiddenEntryIsAnErrorAndNeverStarts() throws {
+        let path = try fixture.document(named: "doc.txt", bytes: Array("content".utf8))
+        for auth in [TransferSetting.authorized, .unauthorized] {
+            let session = try DesktopBroker(openIn: auth)
+            let desktop = try handOff()
+            do {
+                _ = try desktop.openIn(file: path, target: "org.example.Hidden", broker: session.broker)
+                Issue.record("a Hidden=true entry was started")
+            } catch {
+                guard case .hiddenEntry(let id, _) = error else { Issue.record("got \(error)"); continue }
+                #expect(id == "org.example.Hidden")
+                #expect(error.description.contains("Hidden=true"))
+            }
+            #expect(session.callbacks.calls.isEmpty, "nothing was decided")
+        }
+        // As a scheme's default handler: never started, whatever GIO answers for the default.
+        let session = try DesktopBroker(openIn: .authorized)
+        let decision = try session.broker.openURL("hiddenscheme:x")
+        #expect(session.opener.started.isEmpty)
+        if decision.outcome == .opened {
+            #expect(session.opener.failures.map(\.handler) == ["org.example.Hidden"])
+        }
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.Hidden").isEmpty)
+    }
+
+    @Test func issue31AFileOnlySchemeHandlerIsNotStartedWithoutTheURL() throws {
+        let session = try DesktopBroker(openIn: .authorized)
+        let decision = try session.broker.openURL("fileonly:open?row=1")
+        #expect(decision.handler == "org.example.FileOnly")
+        #expect(session.opener.started.isEmpty)
+        #expect(session.opener.failures.map(\.error) == [.cannotTakeURL(appID: "org.example.FileOnly",
+                                                                          path: fixture.root + "/data/applications/org.example.FileOnly.desktop")])
+        #expect(session.opener.failures.first?.error.description.contains("%u") == true)
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.FileOnly").isEmpty)
+    }
+
     // MARK: URL schemes and mail through the real associations
 
     @Test func aCustomSchemeGoesToItsAssociationUnderTheOpenInRules() throws {
