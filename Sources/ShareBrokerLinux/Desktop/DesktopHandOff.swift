@@ -51,6 +51,16 @@ public final class DesktopHandOff: Sendable {
         self.startsApps = startsApps
     }
 
+    /// The broker's own folders, which no document handed over may be in or link into: the
+    /// hand-off folders under the runtime folder (resolved, as the documents' paths are).
+    private var brokerFolders: [String] {
+        let apps = runtimeDirectory + "/app"
+        guard let resolved = realpath(apps, nil) else { return [apps] }
+        defer { free(resolved) }
+        let path = String(cString: resolved)
+        return path == apps ? [apps] : [apps, path]
+    }
+
     /// Whether `name` may be handed over: not empty, `.` or `..`, no `/` or NUL.
     public static func isValidDocumentName(_ name: String) -> Bool {
         let utf8 = name.utf8
@@ -64,7 +74,7 @@ public final class DesktopHandOff: Sendable {
                        broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
         let shownName = name ?? Self.lastComponent(path)
         guard Self.isValidDocumentName(shownName) else { throw .invalidDocumentName }
-        let source = try PrivateCopy.Source(path: path)
+        let source = try PrivateCopy.Source(path: path, brokerFolders: brokerFolders)
         return try handOff(name: shownName, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
             try PrivateCopy.copy(source, to: destination)
         }

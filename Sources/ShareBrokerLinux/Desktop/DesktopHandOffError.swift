@@ -22,8 +22,11 @@ public enum DesktopHandOffError: Error, Sendable, Hashable, CustomStringConverti
     case cannotTakeURL(appID: String, path: String)
     /// The document name is empty, `.`/`..`, or holds `/` or NUL.
     case invalidDocumentName
-    /// The document cannot be opened (vanished, unreadable, a symbolic link: `errno`).
+    /// The document cannot be opened (vanished, unreadable, a link that dangles or was swapped
+    /// in during the hand-off: `errno`).
     case documentUnreadable(errno: Int32)
+    /// The document is in, or its path leads into, the broker's own hand-off folders.
+    case documentInBrokerFolder
     /// The document is not a regular file (a FIFO, a device, a folder).
     case documentNotRegular
     /// No app handles the document's type (the "whatever the user picks" channel).
@@ -56,7 +59,9 @@ public enum DesktopHandOffError: Error, Sendable, Hashable, CustomStringConverti
         case .invalidDocumentName:
             "the document name must not be empty, '.' or '..', nor contain '/' or NUL; rename the document"
         case .documentUnreadable(let code):
-            "cannot open the document (errno \(code)\(code == 2 ? ": it no longer exists" : code == 40 ? ": it is a symbolic link" : "")); nothing was handed over"
+            "cannot open the document (errno \(code)\(code == 2 ? ": it, or the file its link points to, does not exist" : code == 40 ? ": a symbolic link appeared on its path while it was handed over" : "")); nothing was handed over"
+        case .documentInBrokerFolder:
+            "the document is in, or links into, the broker's own hand-off folders (a copy handed to another app); hand over the original instead; nothing was handed over"
         case .documentNotRegular:
             "the document is not a regular file (a FIFO, device or folder); nothing was handed over"
         case .noHandlerForType(let type):

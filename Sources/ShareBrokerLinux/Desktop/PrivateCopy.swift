@@ -8,14 +8,26 @@ import ShareBrokerPOSIX
 /// (`$XDG_RUNTIME_DIR/app/<app-id>/`, the folder Flatpak shares with the app's sandbox), holding
 /// a copy of the document or an empty dummy, readable by the user only.
 enum PrivateCopy {
-    /// A document opened for copying: a regular file, never followed through a symbolic link.
+    /// A document opened for copying: a regular file. The path the user named may be or go
+    /// through symbolic links (a Documents folder on another disk): they are resolved once, and
+    /// the file they lead to is opened following no link at all, so a link swapped in after the
+    /// resolution fails the open instead of redirecting it. The bytes are then copied once, into
+    /// the private copy, so the target never reads the user's file.
     struct Source: ~Copyable {
         let fd: Int32
         let size: Int
 
-        /// Opens `path` (no symbolic link, no FIFO: `O_NONBLOCK` keeps a FIFO from blocking the open).
-        init(path: String) throws(DesktopHandOffError) {
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        /// Opens `path` (no FIFO: `O_NONBLOCK` keeps a FIFO from blocking the open), refusing a
+        /// file that is, or that `path` leads to, in one of `brokerFolders` (the hand-off folders:
+        /// another app's private copy is never handed on).
+        init(path: String, brokerFolders: [String]) throws(DesktopHandOffError) {
+            guard let resolvedPath = realpath(path, nil) else { throw .documentUnreadable(errno: errno) }
+            let resolved = String(cString: resolvedPath)
+            free(resolvedPath)
+            for folder in brokerFolders where resolved == folder || resolved.hasPrefix(folder + "/") {
+                throw .documentInBrokerFolder
+            }
+            let fd = sharebroker_open_no_links(resolved, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { throw .documentUnreadable(errno: errno) }
             var st = stat()
             guard fstat(fd, &st) == 0 else {

@@ -231,11 +231,6 @@ struct DesktopHandOffTests {
         #expect(throws: DesktopHandOffError.documentUnreadable(errno: ENOENT)) {
             try desktop.openIn(file: vanished, target: "org.example.Recorder", broker: session.broker)
         }
-        let link = fixture.root + "/docs/link-\(UInt32.random(in: 0 ... .max)).txt"
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
-        #expect(throws: DesktopHandOffError.documentUnreadable(errno: ELOOP)) {
-            try desktop.openIn(file: link, target: "org.example.Recorder", broker: session.broker)
-        }
         let fifo = fixture.root + "/docs/fifo-\(UInt32.random(in: 0 ... .max))"
         #expect(mkfifo(fifo, 0o600) == 0)
         #expect(throws: DesktopHandOffError.documentNotRegular) {
@@ -283,6 +278,46 @@ struct DesktopHandOffTests {
         #expect(session.opener.failures.first?.error.description.contains("%u") == true)
         usleep(300_000)
         #expect(fixture.recordNames("org.example.FileOnly").isEmpty)
+    }
+
+    @Test func issue31ADocumentGivenAsALinkIsHandedOverOnceFromItsTarget() throws {
+        let session = try DesktopBroker(openIn: .authorized)
+        let desktop = try handOff()
+        // A Documents folder on another disk: the user's path goes through a folder link and ends
+        // in a file link.
+        let bytes = Array("the linked report".utf8)
+        let target = try fixture.document(named: "report.txt", bytes: bytes)
+        let home = fixture.root + "/home-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: home + "/Documents",
+                                                   withDestinationPath: (target as NSString).deletingLastPathComponent)
+        try FileManager.default.createSymbolicLink(atPath: home + "/latest.txt", withDestinationPath: home + "/Documents/report.txt")
+        for path in [home + "/Documents/report.txt", home + "/latest.txt"] {
+            let before = fixture.recordNames("org.example.Recorder")
+            let result = try desktop.openIn(file: path, target: "org.example.Recorder", broker: session.broker)
+            #expect(result.transfer.delivered)
+            var st = stat()
+            #expect(lstat(result.transfer.path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG, "a copy, not a link")
+            #expect(FileManager.default.contents(atPath: result.transfer.path).map(Array.init) == bytes)
+            let stem = try #require(fixture.waitForLaunch(of: "org.example.Recorder", after: before))
+            #expect(fixture.record("org.example.Recorder", stem, "data") == bytes)
+        }
+        // A link into the broker's own folders (another app's private copy) is refused.
+        let handedOver = try desktop.openIn(file: target, target: "org.example.Other", broker: session.broker)
+        let intoBroker = home + "/peek.txt"
+        try FileManager.default.createSymbolicLink(atPath: intoBroker, withDestinationPath: handedOver.transfer.path)
+        let before = fixture.recordNames("org.example.Recorder")
+        #expect(throws: DesktopHandOffError.documentInBrokerFolder) {
+            try desktop.openIn(file: intoBroker, target: "org.example.Recorder", broker: session.broker)
+        }
+        // A dangling link says the target is missing.
+        let dangling = home + "/dangling.txt"
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: home + "/nowhere.txt")
+        #expect(throws: DesktopHandOffError.documentUnreadable(errno: ENOENT)) {
+            try desktop.openIn(file: dangling, target: "org.example.Recorder", broker: session.broker)
+        }
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.Recorder") == before)
     }
 
     // MARK: URL schemes and mail through the real associations
