@@ -81,7 +81,8 @@ typedef int32_t sb_status;
 #define SB_ERR_NULL_ARGUMENT 1
 /* A string argument is not valid UTF-8. */
 #define SB_ERR_INVALID_UTF8 2
-/* A size is over the library's limit (items: 64 MiB in all; documents: 2 GiB; lists: 4096). */
+/* A size is over the library's limit (items: 64 MiB in all; documents: 2 GiB - 1 bytes, so 2 GiB
+ * or more is refused; lists: 4096). */
 #define SB_ERR_TOO_LARGE 3
 /* An argument is out of range (an unknown enumeration value, an empty type, a bad struct_size,
  * a document name the outbox refuses, a URL without a scheme, duplicate item types). */
@@ -332,8 +333,15 @@ sb_status sb_broker_destroy(sb_broker *broker);
 sb_status sb_broker_app_id(const sb_broker *broker, char *buf, size_t capacity, size_t *out_length);
 
 /* A push from the management server, for embedded brokers (tests, simulations, apps with a
- * server channel of their own). Zero it, set struct_size to sizeof(sb_policy_update), set every
- * int32_t member to SB_KEEP or a value, then set what changes. */
+ * server channel of their own). Start from SB_POLICY_UPDATE_INIT (every member "keep"), then set
+ * what changes:
+ *
+ *     sb_policy_update update = SB_POLICY_UPDATE_INIT;
+ *     update.auth = SB_AUTH_AUTHORIZED;
+ *
+ * WARNING: do not zero it as you zero sb_callbacks. 0 is a value of every int32_t member
+ * (SB_AUTH_UNAUTHORIZED, SB_OPEN_IN_UNAUTHORIZED, SB_PASTEBOARD_UNAUTHORIZED, ...), so a zeroed
+ * update (memset 0, or `= {0}`) pushes the most restrictive policy, not "no change". */
 typedef struct sb_policy_update {
     uint32_t struct_size;
     int32_t auth;                      /* SB_AUTH_* or SB_KEEP */
@@ -351,6 +359,12 @@ typedef struct sb_policy_update {
     const sb_config_entry *config;
     size_t config_count;
 } sb_policy_update;
+
+/* An sb_policy_update that changes nothing: struct_size set, every int32_t member SB_KEEP, no
+ * message, whitelist or config. Initialize every sb_policy_update with it (see above). */
+#define SB_POLICY_UPDATE_INIT                                                                     \
+    { (uint32_t)sizeof(sb_policy_update), SB_KEEP, NULL, SB_KEEP, NULL, 0, SB_KEEP, SB_KEEP,      \
+      SB_KEEP, SB_KEEP, SB_KEEP, SB_KEEP, 0, NULL, 0 }
 
 /* Which acknowledgment a record answers (sb_acknowledgment_record.kind). */
 #define SB_ACK_AUTH 0
@@ -455,7 +469,8 @@ typedef struct sb_transfer_result {
  * `length` bytes at `bytes` (NULL only when length is 0); any other receives an empty dummy with
  * a mangled name, and open_in_attempted_when_blocked is called (on this thread, no lock held).
  * Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (channel, a name the
- * outbox refuses: empty, a path, "." or ".."), SB_ERR_TOO_LARGE (over 2 GiB), SB_ERR_TRANSFER.
+ * outbox refuses: empty, a path, "." or ".."), SB_ERR_TOO_LARGE (2 GiB or more: the largest document
+ * is 2147483647 bytes), SB_ERR_TRANSFER.
  * On success *out_result is the caller's. */
 sb_status sb_open_in(sb_broker *broker, const char *name, const uint8_t *bytes, size_t length,
                      const char *target, int32_t channel, sb_transfer_result **out_result);
