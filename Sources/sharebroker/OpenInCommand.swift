@@ -102,7 +102,7 @@ struct OpenInCommand: ParsableCommand {
         let target = to ?? DesktopHandOff.unknownTarget
         let result: DesktopHandOffResult
         do {
-            result = try desktop.openIn(file: file, target: target, via: channel, broker: session.broker)
+            result = try desktop.openIn(filePath: Self.rawArgument(file), target: target, via: channel, broker: session.broker)
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             _ = session.confirm(host)
@@ -114,7 +114,7 @@ struct OpenInCommand: ParsableCommand {
             }
         }
         let confirmed = session.confirm(host)
-        HostIO.out(result.transfer.path)
+        HostIO.out(bytes: result.pathBytes)
         let who = result.started ?? target
         if result.transfer.delivered {
             HostIO.error("delivered to \(who), started with a private copy (\(result.transfer.decision.rule.rawValue))")
@@ -126,8 +126,37 @@ struct OpenInCommand: ParsableCommand {
         }
     }
 
+    /// The bytes of the argument that ArgumentParser gave as `value`: file names are bytes, and
+    /// the parser decodes arguments as UTF-8, showing bytes that are not as U+FFFD. Such a value
+    /// is matched back to the one raw argument that decodes to it.
+    static func rawArgument(_ value: String) -> [UInt8] {
+        guard value.unicodeScalars.contains("\u{FFFD}") else { return Array(value.utf8) }
+        var matches = Set<[UInt8]>()
+        for index in 1 ..< Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let raw = Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
+            if String(decoding: raw, as: UTF8.self) == value { matches.insert(raw) }
+        }
+        return matches.count == 1 ? matches.first ?? Array(value.utf8) : Array(value.utf8)
+    }
+
+    /// The bytes of the file at `path` (given as bytes), or `nil` when it cannot be read.
+    static func contents(ofPath path: [UInt8]) -> [UInt8]? {
+        let fd = open(path.map { CChar(bitPattern: $0) } + [0], O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return out }
+            if n < 0 { if errno == EINTR { continue } else { return nil } }
+            out += chunk[0 ..< n]
+        }
+    }
+
     private func runIntoFolder(_ channel: TransferChannel) throws {
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard let data = Self.contents(ofPath: Self.rawArgument(file)) else {
             HostIO.error("sharebroker open-in: cannot read \(file); check the path")
             throw ExitCode(HostExit.ioError)
         }
@@ -149,7 +178,7 @@ struct OpenInCommand: ParsableCommand {
         let name = URL(fileURLWithPath: file).lastPathComponent
         let result: TransferResult
         do {
-            result = try session.broker.openIn(Array(data), named: name, target: target, via: channel)
+            result = try session.broker.openIn(data, named: name, target: target, via: channel)
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             _ = session.confirm(host)

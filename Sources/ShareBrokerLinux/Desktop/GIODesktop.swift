@@ -38,8 +38,9 @@ public protocol DesktopApps: Sendable {
     /// The default app for the type guessed from a file name (what the user would get), if any,
     /// with the type.
     func handler(forFileNamed name: String) -> (appID: String?, contentType: String)
-    /// Starts `entry` with the local file `path` (GIO passes the path, `%f`/`%u`).
-    func launch(_ entry: DesktopEntry, file path: String) throws(DesktopHandOffError)
+    /// Starts `entry` with the local file at `path`, given as bytes (file names need not be
+    /// UTF-8; GIO passes the path, `%f`/`%u`).
+    func launch(_ entry: DesktopEntry, filePath path: [UInt8]) throws(DesktopHandOffError)
     /// Starts `entry` with `uri`.
     func launch(_ entry: DesktopEntry, uri: String) throws(DesktopHandOffError)
 }
@@ -93,8 +94,8 @@ public struct GIODesktop: DesktopApps {
         return (DesktopAppID.fromGIO(String(cString: id)), contentType)
     }
 
-    public func launch(_ entry: DesktopEntry, file path: String) throws(DesktopHandOffError) {
-        guard let file = g_file_new_for_path(path) else {
+    public func launch(_ entry: DesktopEntry, filePath path: [UInt8]) throws(DesktopHandOffError) {
+        guard let file = g_file_new_for_path(path.map { CChar(bitPattern: $0) } + [0]) else {
             throw .launchFailed(appID: entry.id, reason: "GIO could not make a file reference")
         }
         defer { g_object_unref(gpointer(file)) }

@@ -280,6 +280,41 @@ struct DesktopHandOffTests {
         #expect(fixture.recordNames("org.example.FileOnly").isEmpty)
     }
 
+    @Test func issue31ADocumentWhoseNameIsNotUTF8IsHandedOverUnderItsOwnBytes() throws {
+        let session = try DesktopBroker(openIn: .authorized)
+        let desktop = try handOff()
+        // "café.txt" in Latin-1: 0xE9 is not UTF-8.
+        let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
+        let folder = fixture.root + "/latin1-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name
+        let bytes = Array("menu du jour".utf8)
+        let fd = open(path.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        #expect(fd >= 0)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let before = fixture.recordNames("org.example.Recorder")
+        let result = try desktop.openIn(filePath: path, target: "org.example.Recorder", broker: session.broker)
+        #expect(result.transfer.delivered)
+        #expect(result.pathBytes.count > name.count && Array(result.pathBytes.suffix(name.count + 1)) == [UInt8(ascii: "/")] + name,
+                "the copy keeps the name's bytes")
+        var st = stat()
+        #expect(lstat(result.pathBytes.map { CChar(bitPattern: $0) } + [0], &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
+        #expect(Int(st.st_size) == bytes.count)
+        let stem = try #require(fixture.waitForLaunch(of: "org.example.Recorder", after: before))
+        #expect(fixture.record("org.example.Recorder", stem, "data") == bytes, "the app got the document under its real name")
+        #expect(fixture.record("org.example.Recorder", stem, "path").map { Array($0.suffix(name.count)) } == name)
+        // Blocked, the dummy's name carries nothing of the original.
+        let blocked = try DesktopBroker(openIn: .unauthorized)
+        let beforeDummy = fixture.recordNames("org.example.Recorder")
+        let dummy = try desktop.openIn(filePath: path, target: "org.example.Recorder", broker: blocked.broker)
+        #expect(!dummy.transfer.delivered)
+        // Waited for, so the next test's launches are its own.
+        #expect(fixture.waitForLaunch(of: "org.example.Recorder", after: beforeDummy) != nil)
+        #expect(!dummy.pathBytes.contains(0xE9))
+        #expect(!DesktopHandOff.isValidDocumentName([UInt8]("a/b".utf8)) && DesktopHandOff.isValidDocumentName(name))
+    }
+
     @Test func issue31ADocumentGivenAsALinkIsHandedOverOnceFromItsTarget() throws {
         let session = try DesktopBroker(openIn: .authorized)
         let desktop = try handOff()
@@ -303,7 +338,9 @@ struct DesktopHandOffTests {
             #expect(fixture.record("org.example.Recorder", stem, "data") == bytes)
         }
         // A link into the broker's own folders (another app's private copy) is refused.
+        let beforeOther = fixture.recordNames("org.example.Other")
         let handedOver = try desktop.openIn(file: target, target: "org.example.Other", broker: session.broker)
+        #expect(fixture.waitForLaunch(of: "org.example.Other", after: beforeOther) != nil)
         let intoBroker = home + "/peek.txt"
         try FileManager.default.createSymbolicLink(atPath: intoBroker, withDestinationPath: handedOver.transfer.path)
         let before = fixture.recordNames("org.example.Recorder")
