@@ -30,6 +30,12 @@ enum HandOffMode: String, ExpressibleByArgument, CaseIterable {
         case .folder: false
         }
     }
+
+    /// `auto` with no desktop session and no folder asked for: starting an app is impossible, and
+    /// writing into a folder instead would report a hand-off while no app was started. The
+    /// command says so (exit 69) instead of switching modes silently.
+    static let noSessionMessage = "no desktop session (XDG_RUNTIME_DIR and DISPLAY or WAYLAND_DISPLAY are not set), so no app "
+        + "can be started; run inside a desktop session, or give --handoff folder to hand over into a folder without starting an app"
 }
 
 /// `sharebroker open-in FILE --to APP`: hands a document to another app through the broker and
@@ -41,12 +47,14 @@ struct OpenInCommand: ParsableCommand {
         abstract: "Hand FILE to another app through the broker; print the path to hand over (the document, or a dummy).",
         discussion: """
             With --handoff desktop (the default when XDG_RUNTIME_DIR and DISPLAY or WAYLAND_DISPLAY are \
-            set) APP-ID is a desktop app id (org.gnome.TextEditor): its desktop entry is started with a \
-            private copy of FILE, or an empty dummy when blocked; --via activitySheet hands FILE to \
-            whatever app the desktop opens its type with (never under a whitelist). With --handoff folder \
-            nothing is started. Exit status: 0 delivered, 3 blocked (a dummy was handed over, or nothing \
-            under a whitelist), 64 bad input (unknown or broken desktop entry, bad name), 69 agent \
-            unavailable, 74 the file cannot be read or copied, 77 not a registered app.
+            set) APP-ID is a desktop app id without ".desktop" (org.gnome.TextEditor): its desktop entry \
+            is started with a private copy of FILE, or an empty dummy when blocked; --via activitySheet \
+            (without --to) hands FILE to whatever app the desktop opens its type with (never under a \
+            whitelist). With --handoff folder (or --outbox) nothing is started. --handoff auto outside a \
+            desktop session, without --outbox, is an error (69). Exit status: 0 delivered, 3 blocked (a \
+            dummy was handed over, or nothing under a whitelist), 64 bad input (unknown or broken desktop \
+            entry, bad name), 69 agent unavailable or no desktop session, 74 the file cannot be read or \
+            copied, 77 not a registered app.
             """)
 
     @Argument(help: "The document to hand over.")
@@ -70,6 +78,10 @@ struct OpenInCommand: ParsableCommand {
         if to == nil && via != TransferChannel.activitySheet.rawValue {
             throw ValidationError("--to APP-ID is required (except with --via activitySheet)")
         }
+        if let to, via == TransferChannel.activitySheet.rawValue {
+            throw ValidationError("--to \(to) cannot go with --via activitySheet: on the activity sheet the user picks the app "
+                                  + "after the decision; drop --to, or use --via documentInteraction to hand over to \(to)")
+        }
     }
 
     func run() throws {
@@ -77,7 +89,11 @@ struct OpenInCommand: ParsableCommand {
             throw ValidationError("unknown channel '\(via)'; use \(TransferChannel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         // --outbox names a folder: the folder mode, unless --handoff desktop says otherwise.
-        if handoff == .desktop || (handoff == .auto && outbox == nil && HandOffMode.desktopSessionAvailable) {
+        if handoff == .auto && outbox == nil && !HandOffMode.desktopSessionAvailable {
+            HostIO.error("sharebroker open-in: \(HandOffMode.noSessionMessage); nothing was handed over")
+            throw ExitCode(HostExit.unavailable)
+        }
+        if handoff == .desktop || (handoff == .auto && outbox == nil) {
             try runOnDesktop(channel)
         } else {
             try runIntoFolder(channel)
@@ -187,9 +203,9 @@ struct OpenInCommand: ParsableCommand {
         let confirmed = session.confirm(host)
         HostIO.out(result.path)
         if result.delivered {
-            HostIO.error("delivered to \(target) (\(result.decision.rule.rawValue))")
+            HostIO.error("delivered for \(target) into the folder (\(result.decision.rule.rawValue)); folder mode: no app was started")
         } else {
-            HostIO.error("blocked (\(result.decision.rule.rawValue)): \(target) gets an empty dummy" +
+            HostIO.error("blocked (\(result.decision.rule.rawValue)): \(target) gets an empty dummy in the folder; no app was started" +
                          (confirmed ? "; the agent logged the attempt" : ""))
             throw ExitCode(confirmed ? HostExit.blocked : HostExit.unconfirmed)
         }
@@ -206,8 +222,10 @@ struct OpenURLCommand: ParsableCommand {
             With --handoff desktop (the default in a desktop session) the handler is the desktop's \
             x-scheme-handler/SCHEME association (as `xdg-mime query default` answers) and it is started \
             with the URL; with --handoff folder the device document's table names it and nothing is \
-            started. Exit status: 0 opened, 1 no app handles the scheme, 3 blocked, 64 not a URL or a \
-            web URL, 69 agent unavailable, 74 the handler could not be started, 77 not a registered app.
+            started (exit 0 means allowed). --handoff auto outside a desktop session is an error (69). \
+            Exit status: 0 opened, 1 no app handles the scheme, 3 blocked, 64 not a URL or a web URL, 69 \
+            agent unavailable or no desktop session, 74 the handler could not be started, 77 not a \
+            registered app.
             """)
 
     @Argument(help: "The URL (mailto:, or a custom scheme such as sheets:).")
@@ -219,6 +237,10 @@ struct OpenURLCommand: ParsableCommand {
     @OptionGroup var host: HostOptions
 
     func run() throws {
+        if handoff == .auto && !HandOffMode.desktopSessionAvailable {
+            HostIO.error("sharebroker open-url: \(HandOffMode.noSessionMessage); nothing was opened")
+            throw ExitCode(HostExit.unavailable)
+        }
         let desktop = handoff.usesDesktop ? DesktopURLOpener() : nil
         let opener: any URLOpener = desktop ?? RecordingURLOpener()
         let session: HostSession
@@ -244,9 +266,12 @@ struct OpenURLCommand: ParsableCommand {
                 throw ExitCode(HostExit.ioError)
             }
             HostIO.out(decision.handler ?? "")
-            HostIO.error("opened in \(decision.handler ?? "?") (\(decision.decision.rule.rawValue))")
+            HostIO.error(desktop == nil
+                ? "allowed for \(decision.handler ?? "?") (\(decision.decision.rule.rawValue)); folder mode: nothing was opened"
+                : "opened in \(decision.handler ?? "?") (\(decision.decision.rule.rawValue))")
         case .blocked:
-            HostIO.error("blocked (\(decision.decision.rule.rawValue)): \(decision.intendedHandler ?? "no app") was not started" +
+            HostIO.error("blocked (\(decision.decision.rule.rawValue)): "
+                         + (decision.intendedHandler.map { "\($0) was not started" } ?? "nothing was opened") +
                          (confirmed ? "; the agent logged the attempt" : ""))
             throw ExitCode(confirmed ? HostExit.blocked : HostExit.unconfirmed)
         case .unhandled:

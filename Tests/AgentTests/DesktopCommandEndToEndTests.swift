@@ -147,4 +147,45 @@ struct DesktopCommandEndToEndTests {
         let record = try #require(waitForRecord(records + "/org.example.Mail"))
         #expect((try? String(contentsOfFile: record + ".arg", encoding: .utf8)) == "mailto:b@example.org")
     }
+
+    @Test("issue 31.10: no silent folder fallback, no ignored --to, a hint for '.desktop', honest blocked messages")
+    func honestMessages() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.writePolicy([
+            ("com.acme.notes", h.notes, AgentHarness.secureCopyPolicy, nil),
+            ("com.acme.viewer", h.viewer, #"{"auth": "unauthorized", "openIn": "authorized"}"#, nil),
+        ])
+        let (records, _) = try makeDesktop(h)
+        let document = h.root + "/Q3.txt"
+        try "quarterly".write(toFile: document, atomically: true, encoding: .utf8)
+        // Outside a desktop session, auto does not fall back to a folder and report a delivery.
+        let desktopEnvironment = h.extraEnvironment
+        h.extraEnvironment["XDG_RUNTIME_DIR"] = ""
+        h.extraEnvironment["DISPLAY"] = ""
+        h.extraEnvironment["WAYLAND_DISPLAY"] = ""
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let noSession = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer"])
+        #expect(noSession.status == 69, "\(noSession.error)")
+        #expect(noSession.error.contains("no desktop session"))
+        #expect(noSession.output.isEmpty)
+        #expect(try h.run(h.notes, ["open-url", "viewer:doc/1"]).status == 69)
+        h.extraEnvironment = desktopEnvironment
+        // --to with the activity sheet is refused, not ignored.
+        let sheet = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer", "--via", "activitySheet", "--handoff", "desktop"])
+        #expect(sheet.status == 64)
+        #expect(sheet.error.contains("cannot go with --via activitySheet"))
+        // A desktop file name instead of an id gets a hint.
+        let suffixed = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer.desktop", "--handoff", "desktop"])
+        #expect(suffixed.status == 64)
+        #expect(suffixed.error.contains("without '.desktop' (com.acme.viewer)"))
+        // An unauthorized user's URL: no "no app was not started".
+        let blocked = try h.run(h.viewer, ["open-url", "viewer:doc/2", "--handoff", "desktop"])
+        #expect(blocked.status == 3)
+        #expect(!blocked.error.contains("no app was not started"))
+        #expect(blocked.error.contains("nothing was opened"))
+        usleep(300_000)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/com.acme.viewer")) ?? []).isEmpty)
+    }
 }

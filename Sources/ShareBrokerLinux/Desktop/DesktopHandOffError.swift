@@ -44,6 +44,8 @@ public enum DesktopHandOffError: Error, Sendable, Hashable, CustomStringConverti
         switch self {
         case .invalidAppID(let id):
             "'\(id)' is not a desktop app id (reverse-DNS letters, digits, '.', '_' or '-', such as org.gnome.TextEditor)"
+        case .unknownApp(let id) where id.hasSuffix(".desktop"):
+            "no desktop entry \(id).desktop in XDG_DATA_HOME, XDG_DATA_DIRS or the Flatpak exports; give the desktop app id without '.desktop' (\(id.dropLast(8)))"
         case .unknownApp(let id):
             "no desktop entry \(id).desktop in XDG_DATA_HOME, XDG_DATA_DIRS or the Flatpak exports; install the app or check the id (ids match exactly, case included)"
         case .unparsableEntry(let id, let path, let reason):
