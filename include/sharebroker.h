@@ -437,6 +437,12 @@ typedef struct sb_policy {
     size_t open_in_whitelist_count;
     sb_config_entry *config;          /* sorted by key; NULL when the count is 0 */
     size_t config_count;
+    /* Added at the end (the library allocates sb_policy, so a caller built with an older header
+     * reads the members it knows): the ids that count as native mail on this device (see
+     * "Native mail" below); the first is the app mailto: opens when the platform names no
+     * handler. Never NULL; at least one id. */
+    char **native_mail_ids;
+    size_t native_mail_id_count;
 } sb_policy;
 
 /* Reads the policies in force. Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_NOT_READY (no policy yet),
@@ -489,6 +495,16 @@ typedef struct sb_url_result {
     char *handler;           /* the app that opens it; NULL unless opened */
     char *intended_handler;  /* the app it was headed to; NULL when no app opens the scheme */
 } sb_url_result;
+
+/* Native mail. Which ids count as the device's native mail app is per device: the device
+ * document's "nativeMail" list (an attached broker gets it from the agent; on a Linux desktop
+ * these are desktop app ids, such as "org.gnome.Evolution"); without one, and for embedded
+ * brokers, the seeds' two ids, "com.apple.mobilemail" and "com.apple.UIKit.activity.Mail".
+ * sb_policy.native_mail_ids lists them. An Open In whitelist allows native mail (sb_compose_mail,
+ * mailto:, an Open In to one of the ids) only when it holds EVERY one of them.
+ * sb_url_result.intended_handler for a mailto: URL is, on an attached broker, the desktop's
+ * x-scheme-handler/mailto handler (native mail only if it is one of the ids; otherwise an
+ * ordinary Open In target), and otherwise native_mail_ids[0]. */
 
 /* Opens a URL in another app if the policy allows (custom schemes follow the Open In policy
  * toward the scheme's handler, mailto: the mail rules); a blocked one may call

@@ -989,6 +989,40 @@ static void test_update_initializer_and_limits(void) {
     CHECK_STATUS(sb_policy_get(b, &after), SB_OK);
     CHECK(after != NULL && after->auth_state == SB_AUTH_UNAUTHORIZED && after->pasteboard_policy == SB_PASTEBOARD_UNAUTHORIZED);
     sb_policy_free(after);
+    sb_broker_destroy(b);
+
+    /* Native mail: the policy names the ids to whitelist, and mailto: is headed to the first. */
+    b = ready_broker(&s);
+    if (b == NULL) return;
+    sb_policy_update wl = SB_POLICY_UPDATE_INIT;
+    const char *sheets[] = {"org.example.sheets"};
+    wl.open_in = SB_OPEN_IN_WHITELIST;
+    wl.open_in_whitelist = sheets;
+    wl.open_in_whitelist_count = 1;
+    CHECK_STATUS(sb_broker_apply(b, &wl, NULL), SB_OK);
+    sb_policy *p = NULL;
+    CHECK_STATUS(sb_policy_get(b, &p), SB_OK);
+    CHECK(p != NULL && p->native_mail_id_count == 2 && p->native_mail_ids != NULL);
+    if (p != NULL && p->native_mail_id_count == 2 && p->native_mail_ids != NULL) {
+        CHECK(strcmp(p->native_mail_ids[0], "com.apple.mobilemail") == 0);
+        CHECK(strcmp(p->native_mail_ids[1], "com.apple.UIKit.activity.Mail") == 0);
+        sb_url_result *ur = NULL;
+        CHECK_STATUS(sb_open_url(b, "mailto:cfo@example.org", &ur), SB_OK);
+        CHECK(ur != NULL && ur->outcome == SB_URL_BLOCKED && ur->intended_handler != NULL
+              && strcmp(ur->intended_handler, p->native_mail_ids[0]) == 0);
+        sb_url_result_free(ur);
+        /* Whitelisting every listed id allows it. */
+        const char *all[] = {p->native_mail_ids[0], p->native_mail_ids[1]};
+        wl.open_in_whitelist = all;
+        wl.open_in_whitelist_count = 2;
+        CHECK_STATUS(sb_broker_apply(b, &wl, NULL), SB_OK);
+        ur = NULL;
+        CHECK_STATUS(sb_open_url(b, "mailto:cfo@example.org", &ur), SB_OK);
+        CHECK(ur != NULL && ur->outcome == SB_URL_OPENED);
+        sb_url_result_free(ur);
+    }
+    sb_policy_free(p);
+
     /* Exactly 2 GiB is over the limit (checked before a byte is read). */
     uint8_t one = 1;
     sb_transfer_result *tr = NULL;
