@@ -547,7 +547,9 @@ sb_status sb_drag_and_drop(sb_broker *broker, const char *target, sb_decision *o
 #define SB_COPY_RULE_SECURE_COPY 5
 #define SB_COPY_RULE_SECURE_SERVICES_UNAVAILABLE 6
 #define SB_COPY_RULE_NO_KEYS 7
-/* Plain text within the policy's character-count exception: written in the clear. */
+/* Plain text within the policy's character-count exception: written in the clear. Characters are
+ * grapheme clusters; the text must also hold at most 8 code points per allowed character and be
+ * valid UTF-8 (longer or invalid text follows the pasteboard policy). */
 #define SB_COPY_RULE_SHORT_TEXT_EXCEPTION 8
 
 /* What a copy did. */
