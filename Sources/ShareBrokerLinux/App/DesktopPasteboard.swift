@@ -62,6 +62,11 @@ public final class DesktopPasteboard: Sendable {
                 let wayland = try WaylandPasteboard()
                 (pasteboard, x11, self.wayland, file) = (wayland, nil, wayland, nil)
             case .file(let path):
+                if path.hasPrefix(AgentPaths.unsetRuntimeDirectory) {
+                    var why = "there is no runtime folder"
+                    do { _ = try AgentPaths.resolvedRuntimeDirectory() } catch { why = error.description }
+                    throw LinuxSetupError("there is no pasteboard file: \(why) (or name the file with SHAREBROKER_PASTEBOARD)")
+                }
                 let file = try FilePasteboard(path: path)
                 (pasteboard, x11, wayland, self.file) = (file, nil, nil, file)
             case .automatic:
@@ -72,6 +77,49 @@ public final class DesktopPasteboard: Sendable {
         } catch {
             throw LinuxSetupError("\(error)")
         }
+    }
+
+    /// A selection to read.
+    public enum Selection: Sendable, Hashable {
+        /// The clipboard (copy and paste).
+        case clipboard
+        /// The primary selection (select and middle-click); the file pasteboard has none.
+        case primary
+    }
+
+    /// Why a read of the pasteboard failed (what went wrong and what to do).
+    public struct ReadError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong and what to do.
+        public let description: String
+    }
+
+    /// What `selection` holds now, read as items (a sealed set as its sealed items, then the
+    /// placeholder), and the pasteboard's change count: what ``ShareBroker`` pastes from. This
+    /// app's own clipboard item is read without a round trip.
+    /// - Throws: ``ReadError`` when the read failed: the owner did not answer, a sealed set
+    ///   arrived cut short or does not decode (never read as the placeholder), the connection is
+    ///   gone, or the file pasteboard was asked for a primary selection.
+    public func read(_ selection: Selection) throws(ReadError) -> (items: [PasteboardItem], changeCount: Int) {
+        if let x11 {
+            if selection == .clipboard && x11.ownsClipboard { return x11.read() }
+            do {
+                return (try x11.readSelection(selection == .clipboard ? "CLIPBOARD" : "PRIMARY"), x11.changeCount)
+            } catch {
+                throw ReadError(description: error.description)
+            }
+        }
+        if let wayland {
+            if selection == .clipboard && wayland.ownsClipboard { return wayland.read() }
+            do {
+                return (try wayland.readSelection(selection == .clipboard ? .clipboard : .primary), wayland.changeCount)
+            } catch {
+                throw ReadError(description: error.description)
+            }
+        }
+        guard selection == .clipboard else {
+            throw ReadError(description: "the pasteboard file has no primary selection; use --pasteboard x11 or wayland")
+        }
+        return pasteboard.read()
     }
 
     /// Makes a desktop clipboard offer `broker`'s configured placeholder text in place of a

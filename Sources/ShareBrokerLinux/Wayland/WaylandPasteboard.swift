@@ -172,6 +172,10 @@ public final class WaylandPasteboard: Pasteboard {
         return configured
     }
 
+    /// The change count now: bumped by this pasteboard's writes and releases and each time
+    /// another client sets the clipboard.
+    public var changeCount: Int { connection.changeCount }
+
     /// Whether this pasteboard owns the clipboard now (as far as the events read so far tell).
     public var ownsClipboard: Bool { connection.ownsClipboard }
 

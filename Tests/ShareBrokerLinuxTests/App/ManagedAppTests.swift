@@ -38,8 +38,8 @@ struct ManagedAppTests {
         #expect(delegate.readyCount == 0, "the delegate heard nothing")
     }
 
-    @Test("a pasteboard that cannot be opened is a setup error, before any connection to the agent")
-    func badPasteboard() {
+    @Test("the agent is asked before the clipboard is opened: with the agent down and a pasteboard that cannot be opened, the agent's error")
+    func agentBeforePasteboard() {
         // A folder path through a regular file: no one (root included) can make it.
         let configuration = ManagedApp.Configuration(
             socketPath: "/nonexistent/agent.sock", handshakeTimeoutMilliseconds: 200, reconnects: false,
@@ -47,8 +47,9 @@ struct ManagedAppTests {
         #expect {
             _ = try ManagedApp.attach(configuration, delegate: CountingDelegate())
         } throws: { error in
-            guard let error = error as? ManagedAppError, case .setup(let why) = error else { return false }
-            return !why.isEmpty
+            // Not the pasteboard's setup error: a managed copy with its agent down says "agent unavailable" (issue 31).
+            guard let error = error as? ManagedAppError, case .agent = error else { return false }
+            return error.description.contains("agent is unavailable")
         }
     }
 }
