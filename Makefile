@@ -108,6 +108,10 @@ wayland-protocol: deps
 		$(WDC)/include/wlr-data-control-unstable-v1-client-protocol.h
 	wayland-scanner private-code $(WDC)/protocol/wlr-data-control-unstable-v1.xml \
 		$(WDC)/wlr-data-control-unstable-v1-protocol.c
+	wayland-scanner client-header $(WDC)/protocol/ext-data-control-v1.xml \
+		$(WDC)/include/ext-data-control-v1-client-protocol.h
+	wayland-scanner private-code $(WDC)/protocol/ext-data-control-v1.xml \
+		$(WDC)/ext-data-control-v1-protocol.c
 
 build: deps
 	$(SWIFT) build

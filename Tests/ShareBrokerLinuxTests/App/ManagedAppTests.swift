@@ -7,9 +7,11 @@ import Testing
 
 @Suite("ManagedApp: the one call that wires an app")
 struct ManagedAppTests {
-    @Test("automatic picks X11, then Wayland, then the pasteboard file; a named file always wins")
+    @Test("automatic picks Wayland, then X11, then the pasteboard file; a named file always wins")
     func automaticChoice() {
-        #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": ":3", "WAYLAND_DISPLAY": "wayland-1"]) == .x11)
+        #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": ":3", "WAYLAND_DISPLAY": "wayland-1"]) == .wayland,
+                "a Wayland session first (the X11 fallback is the adapter's, when the compositor has no data-control)")
+        #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": ":3"]) == .x11)
         #expect(PasteboardChoice.automatic.resolved(in: ["WAYLAND_DISPLAY": "wayland-1"]) == .wayland)
         #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
                     .isFile)
