@@ -25,8 +25,9 @@ PHONY_CAPI = install capi-check capi-bench
 # requires authorization.
 DEPS_PACKAGES = libsodium-dev libssl-dev pkg-config libxcb1-dev libxcb-xfixes0-dev xvfb xclip xsel xauth
 # libwayland-client and wayland-scanner for the Wayland clipboard adapter; sway and wl-clipboard
-# for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian).
-WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd
+# for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian); weston
+# (headless) plays a compositor without data-control, as GNOME's is.
+WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd weston
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium libcrypto xcb xcb-xfixes \
@@ -67,7 +68,7 @@ deps:
 	@# end-to-end tests run a headless sway (as a user they create: useradd, setpriv) and
 	@# wl-clipboard; wayland-scanner (libwayland-bin) regenerates the committed protocol glue.
 	@if ! pkg-config --exists wayland-client || ! command -v wayland-scanner >/dev/null 2>&1 \
-		|| ! command -v sway >/dev/null 2>&1 || ! command -v wl-copy >/dev/null 2>&1 \
+		|| ! command -v sway >/dev/null 2>&1 || ! command -v wl-copy >/dev/null 2>&1 || ! command -v weston >/dev/null 2>&1 \
 		|| ! command -v wl-paste >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1; then \
 		echo "installing $(WAYLAND_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(WAYLAND_PACKAGES); \
