@@ -241,6 +241,12 @@ final class WaylandConnection: @unchecked Sendable {
         sync { ok in done(ok ? .success(true) : .failure(self.lostError())) }
     }
 
+    /// The types the current owner of `selection` offers, as the compositor listed them (event
+    /// thread; tests and diagnostics read it through ``perform(_:timeout:_:)``).
+    func offeredTypes(_ selection: WaylandPasteboard.Selection) -> [String] {
+        currentOffers[selection].flatMap { offerTypes[UInt(bitPattern: $0)] } ?? []
+    }
+
     /// Asks the owner of `selection` for the types a paste reads
     /// (``DesktopOffer/typesToRead(from:)``), each through a pipe; answers the pipes'
     /// read ends (none when nothing is offered). The owner writes them, so the caller reads them
