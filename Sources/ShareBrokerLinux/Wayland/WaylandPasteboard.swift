@@ -7,8 +7,9 @@ import ShareBroker
 public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No Wayland compositor answered at `display` (`errno` `code`).
     case cannotConnect(display: String, code: Int32)
-    /// The compositor does not offer the wlr data-control protocol (`zwlr_data_control_manager_v1`),
-    /// or withdrew it.
+    /// The compositor offers neither data-control protocol (`ext_data_control_manager_v1`,
+    /// `zwlr_data_control_manager_v1`), or withdrew it: GNOME's mutter offers none, and sway 1.9+
+    /// and Hyprland hide them from sandboxed clients.
     case noDataControl
     /// The compositor has no seat (or removed it), so there is no clipboard.
     case noSeat
@@ -23,13 +24,19 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
     case unsupportedItems(String)
     /// A system call failed.
     case system(operation: String, code: Int32)
+    /// The owner's sealed set (SecureCopy) arrived cut short, late, too large, or does not decode
+    /// (`why`); nothing was pasted, not even the placeholder. Copy the item again in the app that
+    /// owns it.
+    case sealedSetBroken(String)
 
     public var description: String {
         switch self {
         case .cannotConnect(let display, let code):
             "could not connect to the Wayland compositor at \(display): \(String(cString: strerror(code))); check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or use --pasteboard file"
         case .noDataControl:
-            "the Wayland compositor does not offer the wlr data-control protocol (zwlr_data_control_manager_v1); use a wlroots compositor (sway, ...) or --pasteboard file"
+            "the Wayland compositor offers no data-control protocol (neither ext_data_control_manager_v1 nor zwlr_data_control_manager_v1: "
+                + "GNOME offers none, a sandbox may hide them), so this process cannot use the Wayland clipboard; "
+                + "with DISPLAY set the X11 clipboard works through Xwayland (--pasteboard x11, the default then), else use --pasteboard file"
         case .noSeat:
             "the Wayland compositor has no seat, so there is no clipboard; use --pasteboard file"
         case .connectionLost(let code):
@@ -42,19 +49,24 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
             "the items cannot be offered on the Wayland clipboard: \(why); nothing was written"
         case .system(let operation, let code):
             "could not \(operation): \(String(cString: strerror(code))) (errno \(code))"
+        case .sealedSetBroken(let why):
+            "the clipboard transfer broke: \(why); nothing was pasted, not even the placeholder (copy it again in the app that owns it)"
         }
     }
 }
 
 /// The Wayland clipboard as the general `Pasteboard`: the seat's clipboard and primary
-/// selections through the wlr data-control protocol (what `wl-clipboard` uses; sway and the
-/// other wlroots compositors offer it). It behaves as ``X11Pasteboard`` does:
+/// selections through a data-control protocol (what `wl-clipboard` uses): the standard
+/// `ext_data_control_manager_v1` when the compositor offers it (KDE Plasma 6.5, wlroots 0.19),
+/// else wlr's `zwlr_data_control_manager_v1` (sway, KWin 5.27; ``dataControlProtocol`` says which).
+/// GNOME offers neither (``WaylandPasteboardError/noDataControl``: use the X11 adapter through
+/// Xwayland there). It behaves as ``X11Pasteboard`` does:
 ///
 /// * **Copy** (``write(_:)``, called by the broker after its policy decision) sets the
 ///   clipboard and the primary selection (a managed app's selection is offered exactly like its
 ///   copies) to a source this adapter serves: clear items under their MIME types, or a sealed
 ///   (SecureCopy) copy as the ``SealedSet`` under ``SealedSet/targetName`` plus the placeholder
-///   under every text type, never the plaintext (``WaylandRepresentations``). Nothing the broker
+///   under every text type, never the plaintext (``DesktopOffer``), with the clipboard-manager secret hint. Nothing the broker
 ///   blocks reaches this adapter, so the previous owner keeps the clipboard.
 /// * **Serving** runs off the app's threads: the compositor hands the adapter a pipe per reader
 ///   and a thread of its own writes it, non-blocking, giving up after
@@ -166,11 +178,18 @@ public final class WaylandPasteboard: Pasteboard {
         return configured
     }
 
+    /// The change count now: bumped by this pasteboard's writes and releases and each time
+    /// another client sets the clipboard.
+    public var changeCount: Int { connection.changeCount }
+
     /// Whether this pasteboard owns the clipboard now (as far as the events read so far tell).
     public var ownsClipboard: Bool { connection.ownsClipboard }
 
+    /// The data-control protocol this pasteboard speaks: ext when the compositor offers it, else wlr.
+    public var dataControlProtocol: DataControlProtocol? { connection.dataControlProtocol }
+
     /// Whether copies also set the primary selection (configured, and the compositor's
-    /// data-control is version 2 or later).
+    /// data-control carries it: ext, or wlr version 2 or later).
     public var governsPrimary: Bool { connection.governsPrimary }
 
     /// Transfers being served now (for tests and diagnostics).
@@ -201,16 +220,38 @@ public final class WaylandPasteboard: Pasteboard {
                                                                            timeout: configuration.requestTimeout) { connection, completion in
             connection.startReading(selection, completion: completion)
         }
-        var read: [(mimeType: String, bytes: [UInt8])] = []
+        var read: [(target: String, bytes: [UInt8])] = []
         let deadline = ContinuousClock.now + configuration.maxReadDuration
         // Every pipe was asked for before the first is read (a well-behaved owner serves them
         // in parallel, as this adapter does); each read is bounded in time and size.
-        for pipe in pipes {
+        for (index, pipe) in pipes.enumerated() {
             let result = readAllAndClose(pipe.fd, limit: configuration.maxReadSize, idleTimeout: configuration.readTimeout,
                                          deadline: deadline)
-            if case .complete(let bytes) = result { read.append((pipe.mimeType, bytes)) }
+            switch result {
+            case .complete(let bytes):
+                read.append((pipe.mimeType, bytes))
+            case .timedOut, .tooLarge, .failed:
+                // A sealed set that did not arrive whole is an error, never the placeholder in its place.
+                guard pipe.mimeType == SealedSet.targetName else { continue }
+                for rest in pipes[(index + 1)...] { Glibc.close(rest.fd) }
+                throw .sealedSetBroken(Self.why(result))
+            }
         }
-        return WaylandRepresentations.items(from: read)
+        do throws(SealedSet.DecodingError) {
+            return try DesktopOffer.items(from: read)
+        } catch {
+            throw .sealedSetBroken(error.description)
+        }
+    }
+
+    /// What went wrong with a transfer that did not complete, for ``WaylandPasteboardError/sealedSetBroken(_:)``.
+    private static func why(_ result: TransferRead) -> String {
+        switch result {
+        case .complete: "the sealed target arrived"
+        case .timedOut: "the sealed target stopped arriving (the owner did not send the rest in time)"
+        case .tooLarge: "the sealed target is larger than a sealed set can be"
+        case .failed(let code): "the sealed target could not be read (\(String(cString: strerror(code))))"
+        }
     }
 
     // MARK: Pasteboard
@@ -220,9 +261,10 @@ public final class WaylandPasteboard: Pasteboard {
     /// readable.
     public func read() -> (items: [PasteboardItem], changeCount: Int) {
         if let own = connection.ownOffer {
-            return (WaylandRepresentations.items(from: WaylandRepresentations.typesToRead(from: own.map(\.mimeType)).compactMap { mime in
+            let read: [(target: String, bytes: [UInt8])] = DesktopOffer.typesToRead(from: own.map(\.mimeType)).compactMap { mime in
                 own.first { $0.mimeType == mime }.map { (mime, $0.bytes) }
-            }), connection.changeCount)
+            }
+            return ((try? DesktopOffer.items(from: read)) ?? [], connection.changeCount)
         }
         let items = (try? readSelection(.clipboard)) ?? []
         return (items, connection.changeCount)
