@@ -108,11 +108,12 @@ let libraryTargets: [Target] = [
             dependencies: ["ShareBroker"],
             swiftSettings: strictSwift6
         ),
-        // The agent protocol's frame codec and message types: pure Swift, no NIO, so a fuzz
-        // target and both ends can use it.
+        // The agent protocol's frame codec and message types: pure Swift, no NIO and no
+        // Foundation (bodies are JSON through ShareBrokerPolicyDocument's strict parser), so a
+        // fuzz target and both ends, the C library included, can use it.
         .target(
             name: "ShareBrokerAgentProtocol",
-            dependencies: ["ShareBrokerCrypto", "ShareBroker", "CSodium"],
+            dependencies: ["ShareBrokerCrypto", "ShareBroker", "ShareBrokerPolicyDocument", "CSodium"],
             swiftSettings: strictSwift6
         ),
         // The secure-services agent: registry, peer identity from the kernel, key custody and
