@@ -46,6 +46,26 @@ public enum AgentPaths {
         variable("SHAREBROKER_PASTEBOARD") ?? runtimeDirectory + "/pasteboard"
     }
 
+    /// The system service's socket (deploy/systemd/sharebrokerd.service: `RuntimeDirectory=sharebroker`).
+    public static let systemSocket = "/run/sharebroker/agent.sock"
+
+    /// The system service's user (deploy/systemd/sharebroker.sysusers).
+    public static let systemUser = "sharebroker"
+
+    /// The socket administration commands (`sharebroker admin`, `sharebrokerd --reload` and
+    /// `--status`) use when none is given: `$SHAREBROKER_SOCKET`, else
+    /// `$SHAREBROKER_RUNTIME_DIR/agent.sock`, else this user's own agent's socket when there is
+    /// one, else the system service's ``systemSocket`` when there is one. So an administrator's
+    /// root shell reaches the system service with no variable set, and a developer's shell its
+    /// own agent.
+    public static var administrationSocket: String {
+        if variable("SHAREBROKER_SOCKET") != nil || variable("SHAREBROKER_RUNTIME_DIR") != nil { return socket }
+        let own = socket
+        if !own.hasPrefix(unsetRuntimeDirectory), access(own, F_OK) == 0 { return own }
+        if access(systemSocket, F_OK) == 0 { return systemSocket }
+        return own
+    }
+
     /// The agent's state folder.
     public static var state: String { runtimeDirectory + "/agent-state" }
 

@@ -18,7 +18,8 @@ public final class FolderOutbox: Outbox {
     public init(directory: String) throws(ShareBrokerError) {
         self.directory = directory
         do throws(POSIXFailure) {
-            try DurableIO.makeDirectories(directory)
+            // Mode 0777 less the umask, as mkdir -p: each hand-over's own folder is 0700.
+            try DurableIO.makeDirectories(directory, mode: 0o777)
         } catch {
             throw .handOverWriteFailed(path: directory, errno: error.code)
         }
