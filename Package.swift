@@ -164,7 +164,12 @@ let cInterfaceTargets: [Target] = [
             ],
             swiftSettings: strictSwift6,
             linkerSettings: [
-                .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/capi/exports.map",
+                // -static-stdlib: the Swift runtime is linked in (its symbols stay local, hidden by
+                // the version script), so the library needs nothing of the Swift toolchain at run
+                // time and carries no RUNPATH into it. SwiftPM's --static-swift-stdlib covers
+                // executables only.
+                .unsafeFlags(["-static-stdlib",
+                              "-Xlinker", "--version-script=\(Context.packageDirectory)/capi/exports.map",
                               "-Xlinker", "-soname=libsharebroker.so.1"]),
             ]
         ),
