@@ -15,11 +15,12 @@
 #      through pkg-config, and a Python app (the Python example under a launcher of its own, as
 #      a Python app is deployed; the system's python3 is refused as an interpreter);
 #    * both apps, run as a desktop user, attach, copy sealed, paste, and are refused Open In to an
-#      unlisted app; `sharebroker policy check` and `explain` on the installed policy, and
+#      unlisted app; /usr/bin/sharebroker itself, registered as an app, gets its keys; `sharebroker policy check` and `explain` on the installed policy, and
 #      `sharebroker admin status` from root against the service;
 #    * dpkg -r, then dpkg -P: nothing of the packages is left but what DEPLOYMENT.md names (the
 #      system user, and /etc/sharebroker while it holds the administrator's files).
-# Needs root. Takes about 20 s once the packages are built.
+# Needs root. Takes about a minute once the packages are built (lintian 50 s of it;
+# DEB_CHECK_SKIP_LINTIAN=1 skips lintian while iterating on the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -89,6 +90,8 @@ C
     {"id": "com.acme.pytool", "executable": "/opt/acme/bin/acme-pytool", "appConnect": true, "users": [$desktop],
      "policy": {"auth": "authorized", "openIn": "whitelist", "openInWhitelist": ["com.acme.viewer"],
                 "pasteboard": "secureCopy", "print": "authorized"}},
+    {"id": "com.acme.cli", "executable": "/usr/bin/sharebroker", "appConnect": true, "users": [$desktop],
+     "policy": {"auth": "authorized", "pasteboard": "secureCopy"}},
     {"id": "com.acme.viewer", "executable": "/opt/acme/viewer/bin/acme-viewer", "appConnect": true,
      "policy": {"auth": "authorized"}}
   ]
@@ -150,6 +153,10 @@ JSON
         done
     done
     grep -q "app: com.acme.notes" "$work/notes.out" || fail "the C app was not identified as com.acme.notes"
+    # The host tool itself registered as an app, installed in /usr/bin (a name starting with "sh"
+    # was once taken for a shell's): identified, not refused as an interpreter.
+    as_desktop /usr/bin/sharebroker status > "$work/cli.out" 2>&1 || { cat "$work/cli.out" /tmp/agent.log; fail "sharebroker status as com.acme.cli failed"; }
+    grep -q "keys 0x" "$work/cli.out" || { cat "$work/cli.out"; fail "sharebroker, registered as an app, got no keys"; }
     kill $agent; wait $agent 2>/dev/null || true
     trap - EXIT
     grep -q 'Failed to set thread priority' /tmp/agent.log && { cat /tmp/agent.log; fail "the agent logged the thread-priority noise"; }
