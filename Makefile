@@ -107,11 +107,18 @@ units-check: deps
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd; }
 	$(SWIFT) build --product sharebrokerd
 	@# systemd-analyze exits 0 on an unknown key ("..., ignoring"): any output is a failure.
+	@# With the OTLP drop-in (deploy/systemd/otlp.conf) beside it, as systemd reads it; the drop-in's
+	@# ExecStart must be the unit's with --otlp-endpoint added.
+	@unit=$$(sed -n 's/^ExecStart=//p' deploy/systemd/sharebrokerd.service); \
+		grep -qxF "ExecStart=$$unit --otlp-endpoint http://127.0.0.1:4318/v1/logs" deploy/systemd/otlp.conf || \
+		{ echo "units-check: deploy/systemd/otlp.conf's ExecStart is not the unit's with --otlp-endpoint added"; exit 1; }
 	@tmp=$$(mktemp -d) && sed -e "s|@BINDIR@|$$($(SWIFT) build --show-bin-path)|" -e "s|@DOCDIR@|$(CURDIR)/docs|" \
 		deploy/systemd/sharebrokerd.service > $$tmp/sharebrokerd.service && \
+		mkdir $$tmp/sharebrokerd.service.d && sed -e "s|@BINDIR@|$$($(SWIFT) build --show-bin-path)|" \
+		deploy/systemd/otlp.conf > $$tmp/sharebrokerd.service.d/otlp.conf && \
 		out=$$(systemd-analyze verify $$tmp/sharebrokerd.service 2>&1); rc=$$?; rm -rf $$tmp; \
 		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then echo "$$out"; echo "units-check: systemd-analyze verify failed"; exit 1; fi; \
-		echo "units-check: deploy/systemd/sharebrokerd.service verifies cleanly"
+		echo "units-check: deploy/systemd/sharebrokerd.service and its OTLP drop-in verify cleanly"
 
 install-units:
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)

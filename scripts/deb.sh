@@ -191,6 +191,8 @@ install_doc sharebroker
 install -m 0644 docs/DEPLOYMENT.md "$app/usr/share/doc/sharebroker/DEPLOYMENT.md"
 install -m 0644 examples/device-*.json "$app/usr/share/doc/sharebroker/examples/"
 install -m 0644 examples/policies/*.json "$app/usr/share/doc/sharebroker/examples/policies/"
+sed -e 's|@BINDIR@|/usr/bin|' deploy/systemd/otlp.conf > "$app/usr/share/doc/sharebroker/examples/otlp.conf"
+chmod 0644 "$app/usr/share/doc/sharebroker/examples/otlp.conf"
 install -d "$app/DEBIAN"
 for script in postinst prerm postrm; do
     install -m 0755 "deploy/debian/sharebroker.$script" "$app/DEBIAN/$script"

@@ -143,6 +143,7 @@ struct ShareBrokerDaemon: ParsableCommand {
         // Before any key is loaded: other processes of the agent's user can neither ptrace it
         // nor read its memory through /proc, and it leaves no core dump.
         ProcessHardening.denyInspection()
+        if let otlpEndpoint { OTLPProbe.start(endpoint: otlpEndpoint, logger: Logger(label: "sharebrokerd")) }
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)
