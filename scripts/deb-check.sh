@@ -121,14 +121,19 @@ JSON
     set -- $(value ExecStart)
     [ "$1" = /usr/bin/sharebrokerd ] || fail "the unit starts '$1'"
     # PrivateNetwork=yes: a network namespace of its own (unshare -n), then the user and capability.
-    (umask "$(value UMask)"; exec unshare -n setpriv --reuid="$user" --regid="$group" --init-groups --no-new-privs \
+    # LIBDISPATCH_LOG=stderr: libdispatch's own complaints (which go to syslog, the journal under
+    # the unit) land in the log this checks ("Failed to set thread priority ... errno=13").
+    (umask "$(value UMask)"; export LIBDISPATCH_LOG=stderr; exec unshare -n setpriv --reuid="$user" --regid="$group" --init-groups --no-new-privs \
         --inh-caps=+sys_ptrace --ambient-caps=+sys_ptrace --bounding-set=-all,+sys_ptrace -- "$@") \
         > /tmp/agent.log 2>&1 &
     agent=$!
     trap 'kill $agent 2>/dev/null || true' EXIT
     for _ in $(seq 1 100); do [ -S /run/sharebroker/agent.sock ] && break; sleep 0.1; done
     [ -S /run/sharebroker/agent.sock ] || { cat /tmp/agent.log; fail "the agent did not start"; }
-    ps -o user= -p "$(pgrep -x sharebrokerd | head -1)" | grep -qx sharebroker || fail "the agent does not run as sharebroker"
+    # $agent is the agent itself: the subshell execs unshare, which execs setpriv, which execs it.
+    [ "$(ps -o user= -p "$agent")" = sharebroker ] && [ "$(ps -o comm= -p "$agent")" = sharebrokerd ] \
+        || fail "the agent does not run as sharebroker: $(ps -o user=,comm= -p "$agent")"
+    grep -q '^CapEff:.*0000000000080000$' "/proc/$agent/status" || fail "the agent's capabilities are not CAP_SYS_PTRACE alone: $(grep Cap "/proc/$agent/status")"
     if grep -q 'Failed to set thread priority' /tmp/agent.log; then cat /tmp/agent.log; fail "the agent logged the thread-priority noise"; fi
 
     step "sharebroker admin status from root's shell, as DEPLOYMENT.md shows it"

@@ -94,6 +94,9 @@ struct ShareBrokerDaemon: ParsableCommand {
     }
 
     func run() throws {
+        // Before any thread exists: SIGHUP, SIGTERM and SIGINT are taken by the server's signal
+        // thread (sigwait), so every thread must block them.
+        AgentServer.blockHandledSignals()
         let level = Logger.Level(rawValue: logLevel) ?? .notice
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
