@@ -206,6 +206,8 @@ if [ "${1:-}" = "--namespace" ]; then
     else
         mount -t tmpfs -o ro,mode=0755 tmpfs "$root$toolchain/lib/swift"
     fi
+    # The account files as they are before the install, to compare with after the purge.
+    cp /etc/passwd "$base/passwd.before"; cp /etc/group "$base/group.before"
     mkdir -p "$root/tmp/debs"
     cp "$debs"/*.deb "$root/tmp/debs/"
     cp "$0" "$root/tmp/deb-check.sh"
@@ -230,7 +232,7 @@ if [ "${1:-}" = "--namespace" ]; then
     done)
     if [ -n "$left" ]; then echo "$left"; fail "the packages left the files above after dpkg -P"; fi
     for file in passwd group; do
-        extra=$( (diff <(cut -d: -f1 "/etc/$file" | sort) <(cut -d: -f1 "$root/etc/$file" | sort) || true) | sed -n 's/^> //p' | tr '\n' ' ')
+        extra=$( (diff <(cut -d: -f1 "$base/$file.before" | sort) <(cut -d: -f1 "$root/etc/$file" | sort) || true) | sed -n 's/^> //p' | tr '\n' ' ')
         [ "$extra" = "sharebroker " ] || fail "/etc/$file gained '$extra' (expected only sharebroker)"
     done
     exit 0
