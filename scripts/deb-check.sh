@@ -15,7 +15,8 @@
 #      through pkg-config, and a Python app (the Python example under a launcher of its own, as
 #      a Python app is deployed; the system's python3 is refused as an interpreter);
 #    * both apps, run as a desktop user, attach, copy sealed, paste, and are refused Open In to an
-#      unlisted app; /usr/bin/sharebroker itself, registered as an app, gets its keys; `sharebroker policy check` and `explain` on the installed policy, and
+#      unlisted app; /usr/bin/sharebroker itself, registered as an app, gets its keys, and the
+#      system's python3, registered as one, is refused as an interpreter; `sharebroker policy check` and `explain` on the installed policy, and
 #      `sharebroker admin status` from root against the service;
 #    * dpkg -r, then dpkg -P: nothing of the packages is left but what DEPLOYMENT.md names (the
 #      system user, and /etc/sharebroker while it holds the administrator's files).
@@ -36,6 +37,11 @@ if [ "${1:-}" = "--inside" ]; then
     [ ! -e "$toolchain_runtime/linux/libswiftCore.so" ] || fail "the Swift toolchain is still visible at $toolchain_runtime"
     ! command -v swift >/dev/null 2>&1 || fail "swift is still on the PATH: $(command -v swift)"
     ! ldconfig -p | grep -q 'libswiftCore\|libFoundation' || fail "a Swift runtime library is in the linker cache"
+
+    # The account files as they are before the install, copied up into this root first (touch),
+    # so that users the real machine adds or removes meanwhile do not count.
+    touch /etc/passwd /etc/group
+    cp /etc/passwd /tmp/passwd.before; cp /etc/group /tmp/group.before
 
     step "dpkg -i (toolchain hidden)"
     dpkg -i /tmp/debs/*.deb > /tmp/dpkg-install.log 2>&1 || { cat /tmp/dpkg-install.log; fail "dpkg -i failed"; }
@@ -90,6 +96,8 @@ C
     {"id": "com.acme.pytool", "executable": "/opt/acme/bin/acme-pytool", "appConnect": true, "users": [$desktop],
      "policy": {"auth": "authorized", "openIn": "whitelist", "openInWhitelist": ["com.acme.viewer"],
                 "pasteboard": "secureCopy", "print": "authorized"}},
+    {"id": "com.acme.systempython", "executable": "$(readlink -f /usr/bin/python3)", "appConnect": true, "users": [$desktop],
+     "policy": {"auth": "authorized", "pasteboard": "secureCopy"}},
     {"id": "com.acme.cli", "executable": "/usr/bin/sharebroker", "appConnect": true, "users": [$desktop],
      "policy": {"auth": "authorized", "pasteboard": "secureCopy"}},
     {"id": "com.acme.viewer", "executable": "/opt/acme/viewer/bin/acme-viewer", "appConnect": true,
@@ -158,6 +166,11 @@ JSON
         done
     done
     grep -q "app: com.acme.notes" "$work/notes.out" || fail "the C app was not identified as com.acme.notes"
+    # The system's python3 registered as an app: an interpreter, refused (so the launcher above).
+    if as_desktop /usr/bin/python3 -I /opt/acme/share/pytool/copy_and_open_in.py > "$work/python3.out" 2>&1; then
+        cat "$work/python3.out"; fail "the system's python3, registered as an app, was admitted"
+    fi
+    grep -q "interpreter" "$work/python3.out" || { cat "$work/python3.out"; fail "the system's python3 was not refused as an interpreter"; }
     # The host tool itself registered as an app, installed in /usr/bin (a name starting with "sh"
     # was once taken for a shell's): identified, not refused as an interpreter.
     as_desktop /usr/bin/sharebroker status > "$work/cli.out" 2>&1 || { cat "$work/cli.out" /tmp/agent.log; fail "sharebroker status as com.acme.cli failed"; }
@@ -183,6 +196,11 @@ JSON
     rmdir /etc/sharebroker
     rm -rf /opt/acme "/run/user/$desktop" "$work"
     userdel sbdesk
+    # Debian leaves system users: the account files gained the user sharebroker and nothing else.
+    for file in passwd group; do
+        extra=$( (diff <(cut -d: -f1 "/tmp/$file.before" | sort) <(cut -d: -f1 "/etc/$file" | sort) || true) | sed -n 's/^[<>] //p' | tr '\n' ' ')
+        [ "$extra" = "sharebroker " ] || fail "/etc/$file changed by '$extra' (expected only the user sharebroker added)"
+    done
     exit 0
 fi
 
@@ -206,8 +224,6 @@ if [ "${1:-}" = "--namespace" ]; then
     else
         mount -t tmpfs -o ro,mode=0755 tmpfs "$root$toolchain/lib/swift"
     fi
-    # The account files as they are before the install, to compare with after the purge.
-    cp /etc/passwd "$base/passwd.before"; cp /etc/group "$base/group.before"
     mkdir -p "$root/tmp/debs"
     cp "$debs"/*.deb "$root/tmp/debs/"
     cp "$0" "$root/tmp/deb-check.sh"
@@ -231,10 +247,6 @@ if [ "${1:-}" = "--namespace" ]; then
         echo "$kind /$path"
     done)
     if [ -n "$left" ]; then echo "$left"; fail "the packages left the files above after dpkg -P"; fi
-    for file in passwd group; do
-        extra=$( (diff <(cut -d: -f1 "$base/$file.before" | sort) <(cut -d: -f1 "$root/etc/$file" | sort) || true) | sed -n 's/^> //p' | tr '\n' ' ')
-        [ "$extra" = "sharebroker " ] || fail "/etc/$file gained '$extra' (expected only sharebroker)"
-    done
     exit 0
 fi
 
