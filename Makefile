@@ -17,8 +17,8 @@ FUZZ_TARGETS = \
 	FuzzSecureFile \
 	FuzzSealedSet
 
-PHONY_CAPI = install capi-check capi-bench
-.PHONY: $(PHONY_CAPI) units-check install-units deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
+PHONY_CAPI = install install-lib install-bin capi-check capi-bench
+.PHONY: $(PHONY_CAPI) units-check install-units deps build-deps check-build-deps deb deb-check demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing (and OpenSSL's libcrypto for ChaCha20-Poly1305 over large items); libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
 # for its end-to-end tests (they skip, saying so, without them); xauth for the test of a display that
@@ -28,6 +28,21 @@ DEPS_PACKAGES = libsodium-dev libssl-dev pkg-config libxcb1-dev libxcb-xfixes0-d
 # for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian); weston
 # (headless) plays a compositor without data-control, as GNOME's is.
 WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd weston
+
+# What building needs and nothing more (the system libraries' headers, pkg-config, and dpkg-dev
+# for make deb): `make build-deps` installs them with apt-get. `make install` and `make deb` never
+# run apt-get; they check with pkg-config and say what is missing (check-build-deps).
+BUILD_PACKAGES = libsodium-dev libssl-dev pkg-config libxcb1-dev libxcb-xfixes0-dev libglib2.0-dev libwayland-dev dpkg-dev
+BUILD_PKGCONFIG = libsodium libcrypto xcb xcb-xfixes glib-2.0 wayland-client
+
+build-deps:
+	@$(MAKE) --no-print-directory check-build-deps >/dev/null 2>&1 || { echo "installing $(BUILD_PACKAGES) with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BUILD_PACKAGES); }
+
+check-build-deps:
+	@missing=""; for m in $(BUILD_PKGCONFIG); do pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
+	command -v pkg-config >/dev/null 2>&1 || missing=" pkg-config$$missing"; \
+	if [ -n "$$missing" ]; then echo "missing for the build:$$missing. Install the build libraries: make build-deps (apt-get install $(BUILD_PACKAGES))"; exit 1; fi
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium libcrypto xcb xcb-xfixes \
@@ -56,6 +71,13 @@ deps:
 		|| ! command -v systemd-analyze >/dev/null 2>&1; then \
 		echo "installing rsyslog systemd with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rsyslog systemd; \
+	fi
+	@# The packages' test (make deb-check): dpkg-dev builds them (dpkg-shlibdeps), lintian checks
+	@# them; libpython3-dev builds the Python app's launcher.
+	@if ! command -v lintian >/dev/null 2>&1 || ! command -v dpkg-shlibdeps >/dev/null 2>&1 \
+		|| [ -z "$$(ls /usr/include/python3*/Python.h 2>/dev/null)" ]; then \
+		echo "installing lintian dpkg-dev libpython3-dev with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lintian dpkg-dev libpython3-dev; \
 	fi
 	@# The OTLP export test's receiver parses requests with the official protobuf definitions
 	@# (opentelemetry-proto from PyPI), installed into .build-python/ (not the system's Python).
@@ -88,11 +110,18 @@ units-check: deps
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd; }
 	$(SWIFT) build --product sharebrokerd
 	@# systemd-analyze exits 0 on an unknown key ("..., ignoring"): any output is a failure.
+	@# With the OTLP drop-in (deploy/systemd/otlp.conf) beside it, as systemd reads it; the drop-in's
+	@# ExecStart must be the unit's with --otlp-endpoint added.
+	@unit=$$(sed -n 's/^ExecStart=//p' deploy/systemd/sharebrokerd.service); \
+		grep -qxF "ExecStart=$$unit --otlp-endpoint http://127.0.0.1:4318/v1/logs" deploy/systemd/otlp.conf || \
+		{ echo "units-check: deploy/systemd/otlp.conf's ExecStart is not the unit's with --otlp-endpoint added"; exit 1; }
 	@tmp=$$(mktemp -d) && sed -e "s|@BINDIR@|$$($(SWIFT) build --show-bin-path)|" -e "s|@DOCDIR@|$(CURDIR)/docs|" \
 		deploy/systemd/sharebrokerd.service > $$tmp/sharebrokerd.service && \
+		mkdir $$tmp/sharebrokerd.service.d && sed -e "s|@BINDIR@|$$($(SWIFT) build --show-bin-path)|" \
+		deploy/systemd/otlp.conf > $$tmp/sharebrokerd.service.d/otlp.conf && \
 		out=$$(systemd-analyze verify $$tmp/sharebrokerd.service 2>&1); rc=$$?; rm -rf $$tmp; \
 		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then echo "$$out"; echo "units-check: systemd-analyze verify failed"; exit 1; fi; \
-		echo "units-check: deploy/systemd/sharebrokerd.service verifies cleanly"
+		echo "units-check: deploy/systemd/sharebrokerd.service and its OTLP drop-in verify cleanly"
 
 install-units:
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)
@@ -183,30 +212,61 @@ bench-check-allocations: deps
 		thresholds check --target ShareBrokerBenchmarks --no-progress || { \
 		echo "bench-check-allocations: allocations per call differ from Benchmarks/Thresholds/ (above: more is a regression; fewer: lower those thresholds)"; exit 1; }
 
-# The C interface (include/sharebroker.h, README "Using it from C and other languages").
-# `make install PREFIX=...` installs the header, libsharebroker.so (built by SwiftPM as
-# libsharebroker-c.so, SONAME libsharebroker.so.1), sharebroker.pc and the two executables;
-# INSTALL_CONFIG=debug installs the debug build (what `make capi-check` uses, to reuse the
-# build of `make test`). DESTDIR is honoured, as usual. It also installs the service unit
-# (install-units above).
+# Installing from a checkout (README "Using it from C and other languages"; docs/DEPLOYMENT.md).
+# `make install PREFIX=...` installs the two executables, the header, libsharebroker.so (built by
+# SwiftPM as libsharebroker-c.so, SONAME libsharebroker.so.1) as libsharebroker.so.1.0.0 with the
+# usual links, sharebroker.pc (no -rpath: LIBDIR is a folder the dynamic linker searches, or the
+# app sets its own) and the service unit (install-units above); `make install-lib` the library,
+# header and .pc only; `make install-bin` the executables only. DESTDIR is honoured, as usual.
+# Release builds link the Swift runtime statically (--static-swift-stdlib): nothing installed
+# needs the Swift toolchain or carries a path into it. INSTALL_CONFIG=debug installs the debug
+# build instead (what `make capi-check` uses, to reuse the build of `make test`; it needs the
+# toolchain at run time). No apt-get: check-build-deps says what is missing.
 INSTALL_CONFIG ?= release
+INSTALL_BUILD = -c $(INSTALL_CONFIG) $(if $(filter release,$(INSTALL_CONFIG)),--static-swift-stdlib --disable-local-rpath)
 CAPI_VERSION = 1.0.0
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 
-install: deps
-	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebroker-c
-	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebroker
-	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebrokerd
-	@bin=$$($(SWIFT) build -c $(INSTALL_CONFIG) --show-bin-path) && root="$(DESTDIR)$(PREFIX)" && \
+install: install-lib install-bin install-units
+
+install-lib: check-build-deps
+	$(SWIFT) build $(INSTALL_BUILD) --product sharebroker-c
+	@bin=$$($(SWIFT) build $(INSTALL_BUILD) --show-bin-path) && \
 	set -x && \
-	install -d "$$root/include" "$$root/lib/pkgconfig" "$$root/bin" && \
-	install -m 644 include/sharebroker.h "$$root/include/sharebroker.h" && \
-	install -m 755 "$$bin/libsharebroker-c.so" "$$root/lib/libsharebroker.so.$(CAPI_VERSION)" && \
-	ln -sf libsharebroker.so.$(CAPI_VERSION) "$$root/lib/libsharebroker.so.1" && \
-	ln -sf libsharebroker.so.1 "$$root/lib/libsharebroker.so" && \
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(CAPI_VERSION)|' capi/sharebroker.pc.in \
-		> "$$root/lib/pkgconfig/sharebroker.pc" && \
-	install -m 755 "$$bin/sharebroker" "$$bin/sharebrokerd" "$$root/bin/"
-	$(MAKE) --no-print-directory install-units
+	install -d "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(LIBDIR)/pkgconfig" && \
+	install -m 644 include/sharebroker.h "$(DESTDIR)$(INCLUDEDIR)/sharebroker.h" && \
+	install -m 644 "$$bin/libsharebroker-c.so" "$(DESTDIR)$(LIBDIR)/libsharebroker.so.$(CAPI_VERSION)" && \
+	ln -sf libsharebroker.so.$(CAPI_VERSION) "$(DESTDIR)$(LIBDIR)/libsharebroker.so.1" && \
+	ln -sf libsharebroker.so.1 "$(DESTDIR)$(LIBDIR)/libsharebroker.so" && \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(CAPI_VERSION)|' capi/sharebroker.pc.in \
+		> "$(DESTDIR)$(LIBDIR)/pkgconfig/sharebroker.pc"
+
+install-bin: check-build-deps
+	$(SWIFT) build $(INSTALL_BUILD) --product sharebroker
+	$(SWIFT) build $(INSTALL_BUILD) --product sharebrokerd
+	@bin=$$($(SWIFT) build $(INSTALL_BUILD) --show-bin-path) && set -x && \
+	install -d "$(DESTDIR)$(BINDIR)" && \
+	install -m 755 "$$bin/sharebroker" "$$bin/sharebrokerd" "$(DESTDIR)$(BINDIR)/"
+
+# Debian packages (scripts/deb.sh; docs/DEPLOYMENT.md, "Installing the packages"): sharebroker,
+# libsharebroker1, libsharebroker-dev and their -dbgsym, from the release build with the Swift
+# runtime linked in, into DEB_DIR. `make deb-check` (CI) installs them with dpkg into a private
+# copy of this machine's root with the Swift toolchain hidden, runs the agent as its service user
+# with a C and a Python app attached, removes and purges them, and runs lintian
+# (scripts/deb-check.sh).
+DEB_DIR ?= .build-deb
+DEB_BUILD = -c release --static-swift-stdlib --disable-local-rpath
+
+deb: check-build-deps
+	$(SWIFT) build $(DEB_BUILD) --product sharebroker-c
+	$(SWIFT) build $(DEB_BUILD) --product sharebroker
+	$(SWIFT) build $(DEB_BUILD) --product sharebrokerd
+	rm -f $(DEB_DIR)/*.deb
+	scripts/deb.sh "$$($(SWIFT) build $(DEB_BUILD) --show-bin-path)" $(DEB_DIR)
+
+deb-check: deps deb
+	scripts/deb-check.sh $(DEB_DIR)
 
 # The C interface end to end (scripts/capi-check.sh): the header under gcc -std=c11 and
 # g++ -std=c++17 with -Wall -Wextra -Werror, an install into a temporary prefix (debug build),

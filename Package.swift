@@ -108,11 +108,12 @@ let libraryTargets: [Target] = [
             dependencies: ["ShareBroker"],
             swiftSettings: strictSwift6
         ),
-        // The agent protocol's frame codec and message types: pure Swift, no NIO, so a fuzz
-        // target and both ends can use it.
+        // The agent protocol's frame codec and message types: pure Swift, no NIO and no
+        // Foundation (bodies are JSON through ShareBrokerPolicyDocument's strict parser), so a
+        // fuzz target and both ends, the C library included, can use it.
         .target(
             name: "ShareBrokerAgentProtocol",
-            dependencies: ["ShareBrokerCrypto", "ShareBroker", "CSodium"],
+            dependencies: ["ShareBrokerCrypto", "ShareBroker", "ShareBrokerPolicyDocument", "CSodium"],
             swiftSettings: strictSwift6
         ),
         // The secure-services agent: registry, peer identity from the kernel, key custody and
@@ -163,7 +164,12 @@ let cInterfaceTargets: [Target] = [
             ],
             swiftSettings: strictSwift6,
             linkerSettings: [
-                .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/capi/exports.map",
+                // -static-stdlib: the Swift runtime is linked in (its symbols stay local, hidden by
+                // the version script), so the library needs nothing of the Swift toolchain at run
+                // time and carries no RUNPATH into it. SwiftPM's --static-swift-stdlib covers
+                // executables only.
+                .unsafeFlags(["-static-stdlib",
+                              "-Xlinker", "--version-script=\(Context.packageDirectory)/capi/exports.map",
                               "-Xlinker", "-soname=libsharebroker.so.1"]),
             ]
         ),

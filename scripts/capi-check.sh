@@ -28,6 +28,10 @@ for f in include/sharebroker.h lib/libsharebroker.so lib/libsharebroker.so.1 lib
     [ -e "$prefix/$f" ] || { echo "capi-check: make install did not install $f"; exit 1; }
 done
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# sharebroker.pc carries no -rpath (a packaged library lives where the dynamic linker looks): the
+# programs built here find the temporary prefix's library through LD_LIBRARY_PATH.
+export LD_LIBRARY_PATH="$prefix/lib"
+if grep -q -- '-rpath' "$prefix/lib/pkgconfig/sharebroker.pc"; then echo "capi-check: sharebroker.pc carries -rpath"; exit 1; fi
 soname=$(readelf -d "$prefix/lib/libsharebroker.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = "libsharebroker.so.1" ] || { echo "capi-check: SONAME is '$soname', expected libsharebroker.so.1"; exit 1; }
 

@@ -135,3 +135,8 @@ int sbs_deny_inspection(void) {
 int sbs_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }
+
+int sbs_set_thread_name(const char *name) {
+    if (name == NULL) { errno = EINVAL; return -1; }
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}

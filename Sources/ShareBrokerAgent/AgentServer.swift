@@ -472,18 +472,18 @@ public final class AgentServer: Sendable {
     let stopEvent: Int32
     private let counts = Mutex(Counts())
     private let acceptDone = DispatchSemaphore(value: 0)
-    /// Kept alive for as long as the server; only touched at start.
-    nonisolated(unsafe) let signalSources: [any DispatchSourceSignal]
+    /// Signalled by the signal thread at SIGTERM or SIGINT.
+    private let stopRequested: DispatchSemaphore
     /// Watches the policy directory, when one is configured.
     let policyWatcher: PolicyDirectoryWatcher?
 
     private init(core: AgentCore, limits: AgentConnectionLimits, listener: Int32, stopEvent: Int32,
-                 signalSources: [any DispatchSourceSignal], policyWatcher: PolicyDirectoryWatcher?) {
+                 stopRequested: DispatchSemaphore, policyWatcher: PolicyDirectoryWatcher?) {
         self.core = core
         self.limits = limits
         self.listener = listener
         self.stopEvent = stopEvent
-        self.signalSources = signalSources
+        self.stopRequested = stopRequested
         self.policyWatcher = policyWatcher
     }
 
@@ -511,26 +511,13 @@ public final class AgentServer: Sendable {
             }
             unlink(path)
         }
-        // SIGHUP reloads; set up before the socket exists, so a reload sent as soon as the agent
-        // accepts connections cannot kill it.
-        signal(SIGHUP, SIG_IGN)
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hangup.setEventHandler {
-            let response = core.reload()
-            core.logger.notice("SIGHUP: \(response.message)")
-        }
-        hangup.resume()
-        let listener: Int32
-        do {
-            listener = try Self.listen(on: path, mode: core.configuration.socketMode)
-        } catch {
-            hangup.cancel()
-            throw error
-        }
+        // SIGHUP reloads, SIGTERM and SIGINT stop; set up before the socket exists, so a reload
+        // sent as soon as the agent accepts connections cannot kill it.
+        let stopRequested = Self.startSignalThread(core: core)
+        let listener = try Self.listen(on: path, mode: core.configuration.socketMode)
         let stopEvent = PeerSocket.eventDescriptor(nonBlocking: false)
         guard stopEvent >= 0 else {
             Glibc.close(listener)
-            hangup.cancel()
             throw .socket(path: path, reason: "eventfd: \(String(cString: strerror(errno)))")
         }
         // The policy directory is watched: a change reloads as SIGHUP does.
@@ -540,7 +527,7 @@ public final class AgentServer: Sendable {
                 core.logger.notice("policy directory changed: \(response.message)")
             }
         }
-        let server = AgentServer(core: core, limits: limits, listener: listener, stopEvent: stopEvent, signalSources: [hangup],
+        let server = AgentServer(core: core, limits: limits, listener: listener, stopEvent: stopEvent, stopRequested: stopRequested,
                                  policyWatcher: watcher)
         let thread = Thread { server.acceptLoop() }
         thread.name = "sharebrokerd.accept"
@@ -692,18 +679,54 @@ public final class AgentServer: Sendable {
 
     /// Blocks until SIGTERM or SIGINT, then stops serving and removes the socket.
     public func waitUntilStopped() throws {
-        let stop = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stop.wait()
+        stopRequested.wait()
         self.stop()
-        withExtendedLifetime(sources) {}
+    }
+
+    /// The signals the agent handles: SIGHUP reloads, SIGTERM and SIGINT stop.
+    static let handledSignals = [SIGHUP, SIGTERM, SIGINT]
+
+    private static var handledSet: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in handledSignals { sigaddset(&set, number) }
+        return set
+    }
+
+    /// Blocks the handled signals in the calling thread, and so in every thread it starts from
+    /// then on: a thread of their own takes them with `sigwait`. sharebrokerd calls this first,
+    /// before any thread exists. (Not Dispatch signal sources: the first one starts libdispatch's
+    /// event-manager thread, which asks for a priority an unprivileged service may not take, and
+    /// each start of the system service logged "Failed to set thread priority for worker thread
+    /// ... errno=13" to the journal.)
+    public static func blockHandledSignals() {
+        var set = handledSet
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// The thread that takes the handled signals; returns what it signals at SIGTERM or SIGINT.
+    /// Ignored as well as blocked: a signal that reaches a thread started before
+    /// ``blockHandledSignals()`` is dropped, never the default action (which ends the process).
+    private static func startSignalThread(core: AgentCore) -> DispatchSemaphore {
+        for number in handledSignals { signal(number, SIG_IGN) }
+        blockHandledSignals()
+        let stopRequested = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var set = handledSet
+            while true {
+                var number: Int32 = 0
+                guard sigwait(&set, &number) == 0 else { continue }
+                if number == SIGHUP {
+                    let response = core.reload()
+                    core.logger.notice("SIGHUP: \(response.message)")
+                } else {
+                    stopRequested.signal()
+                }
+            }
+        }
+        thread.name = "sharebrokerd.signals"
+        thread.start()
+        return stopRequested
     }
 
     /// Stops serving: closes the listening socket and every connection, removes the socket file.

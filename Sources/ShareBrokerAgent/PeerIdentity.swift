@@ -57,10 +57,19 @@ public final class PeerIdentifier: Sendable {
     /// Where Flatpak apps' installations and instance records are.
     let flatpak: FlatpakSettings
 
+    /// The interpreters a registered executable must not be.
+    let interpreters: InterpreterTable
+
     /// Creates an identifier reading `/proc`, trusting the Flatpak installations of `flatpak`.
-    public init(procRoot: String = "/proc", flatpak: FlatpakSettings = .standard) {
+    public convenience init(procRoot: String = "/proc", flatpak: FlatpakSettings = .standard) {
+        self.init(procRoot: procRoot, flatpak: flatpak, interpreters: .system)
+    }
+
+    /// As ``init(procRoot:flatpak:)``, with the interpreters of `interpreters` (tests).
+    package init(procRoot: String, flatpak: FlatpakSettings, interpreters: InterpreterTable) {
         self.procRoot = procRoot
         self.flatpak = flatpak
+        self.interpreters = interpreters
     }
 
     /// The executable of process `pid`, as the kernel names it (`readlink /proc/PID/exe`).
@@ -209,56 +218,10 @@ public final class PeerIdentifier: Sendable {
         return .success(file)
     }
 
-    /// Program names (prefixes) that run whatever they are handed.
-    static let interpreterPrefixes = ["python", "perl", "ruby", "node", "nodejs", "bash", "sh", "dash", "zsh", "ksh", "mksh",
-                                      "fish", "tcsh", "csh", "lua", "php", "tclsh", "wish", "java", "busybox", "gdb", "ld-linux",
-                                      "ld-musl", "env", "pwsh", "rscript", "guile", "awk", "gawk", "mawk", "expect"]
-    static let interpreterFolders = ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/lib64", "/usr/lib64",
-                                     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-                                     "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"]
-
-    /// The interpreters of this system by file size: (device, inode, path). Read once.
-    private let interpreters = Mutex<[Int64: [(device: UInt64, inode: UInt64, path: String)]]?>(nil)
-
-    private func interpreterTable() -> [Int64: [(device: UInt64, inode: UInt64, path: String)]] {
-        if let table = interpreters.withLock({ $0 }) { return table }
-        var table: [Int64: [(device: UInt64, inode: UInt64, path: String)]] = [:]
-        var seen = Set<String>()
-        for folder in Self.interpreterFolders {
-            guard let dir = opendir(folder) else { continue }
-            defer { closedir(dir) }
-            while let entry = readdir(dir) {
-                // In place, up to the NUL: glibc sizes each record to its name (d_reclen), so
-                // copying the whole 256-byte d_name reads past the last record of opendir's
-                // buffer (AddressSanitizer: heap-buffer-overflow, seen by AgentCoreTests).
-                let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                    tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                        String(cString: $0)
-                    }
-                }
-                let lower = name.lowercased()
-                guard Self.interpreterPrefixes.contains(where: { lower.hasPrefix($0) }) else { continue }
-                var info = stat()
-                let path = folder + "/" + name
-                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, (info.st_mode & 0o111) != 0 || lower.hasPrefix("ld-") else { continue }
-                let key = "\(info.st_dev):\(info.st_ino)"
-                guard seen.insert(key).inserted else { continue }
-                table[Int64(info.st_size), default: []].append((UInt64(info.st_dev), UInt64(info.st_ino), path))
-            }
-        }
-        interpreters.withLock { $0 = table }
-        return table
-    }
-
-    /// Whether the file process `pid` runs is an interpreter of this system: the same file (a
-    /// hard link), or a copy (same size, same SHA-256).
+    /// Whether the file process `pid` runs is an interpreter of this system (``InterpreterTable``):
+    /// the same file as one (a hard link), or a copy (same size, same SHA-256).
     func isInterpreter(pid: Int32, size: Int64, device: UInt64, inode: UInt64) -> Bool {
-        guard let candidates = interpreterTable()[size] else { return false }
-        if candidates.contains(where: { $0.device == device && $0.inode == inode }) { return true }
-        guard let digest = sha256(ofExecutableOf: pid) else { return false }
-        return candidates.contains { candidate in
-            Self.sha256(ofFile: candidate.path).map { $0 == digest } ?? false
-        }
+        interpreters.contains(device: device, inode: inode, size: size) { sha256(ofExecutableOf: pid) }
     }
 
     /// The SHA-256 (lower-case hex) of the file process `pid` runs, read through

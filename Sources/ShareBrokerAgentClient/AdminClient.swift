@@ -12,10 +12,15 @@ public enum AdminClient {
     ///
     /// - Throws: ``AgentClientError``: agent unavailable, refused (not the agent's user), timed
     ///   out, or an unexpected answer.
-    public static func send(_ request: AdminRequest, socketPath: String = AgentPaths.socket,
+    ///
+    /// The socket is ``AgentPaths/administrationSocket`` unless given; the agent must run as one of
+    /// `agentUserIDs`, by default this user or root, `SHAREBROKER_AGENT_UID` when set, and at the
+    /// system service's socket also the system service's user.
+    public static func send(_ request: AdminRequest, socketPath: String = AgentPaths.administrationSocket,
                             timeoutMilliseconds: Int = 10_000,
                             agentUserIDs: [UInt32]? = nil) throws(AgentClientError) -> AdminResponse {
-        let socket = try FrameSocket.connect(path: socketPath, agentUserIDs: agentUserIDs ?? FrameSocket.defaultAgentUserIDs)
+        let socket = try FrameSocket.connect(path: socketPath,
+                                             agentUserIDs: agentUserIDs ?? FrameSocket.administrationAgentUserIDs(path: socketPath))
         defer { socket.shutdown() }
         try socket.write(AgentMessage.frame(.hello, HelloMessage(role: .admin)))
         try socket.write(AgentMessage.frame(.adminRequest, request))

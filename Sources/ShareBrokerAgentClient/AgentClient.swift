@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import Logging
 import ShareBroker
 import ShareBrokerAgentProtocol
@@ -267,9 +266,11 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
             return true
         }
         guard start else { return }
-        let thread = Thread { [self] in self.readLoop() }
-        thread.name = "sharebroker.agent-client"
-        thread.start()
+        guard DetachedThread.start(name: "sb-agent-client", { [self] in self.readLoop() }) else {
+            state.withLock { $0.readerRunning = false }
+            logger.error("could not start the agent client's reader thread (the process is at its thread limit); the app stays disconnected")
+            return
+        }
     }
 
     private func readLoop() {

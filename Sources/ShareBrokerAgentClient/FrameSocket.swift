@@ -66,6 +66,24 @@ final class FrameSocket: Sendable {
         return getuid() == 0 ? [0] : [getuid(), 0]
     }
 
+    /// The users an administration command trusts at `path`: ``defaultAgentUserIDs``, and at the
+    /// system service's socket also the system service's user (a folder only it and root can
+    /// write holds that socket), unless `SHAREBROKER_AGENT_UID` names the agent's user.
+    static func administrationAgentUserIDs(path: String) -> [UInt32] {
+        guard path == AgentPaths.systemSocket, getenv("SHAREBROKER_AGENT_UID") == nil,
+              let service = userID(of: AgentPaths.systemUser) else { return defaultAgentUserIDs }
+        return defaultAgentUserIDs + [service]
+    }
+
+    /// The uid of the user `name`, or `nil` when there is none.
+    static func userID(of name: String) -> UInt32? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.pw_uid
+    }
+
     /// Connects to the agent at `path`, and checks from the kernel (`SO_PEERCRED`: the process
     /// that called `listen`) that it runs as one of `agentUserIDs`.
     static func connect(path: String, agentUserIDs: [UInt32] = defaultAgentUserIDs) throws(AgentClientError) -> FrameSocket {

@@ -1,21 +1,28 @@
-import Foundation
 import ShareBroker
+import ShareBrokerPolicyDocument
 
 /// JSON bodies of the agent protocol's frames. Every message decodes strictly: unknown
 /// frames are refused by type, and a body missing a required field is ``FrameError/invalidBody(_:)``.
+///
+/// The JSON is read and written without Foundation (the strict parser of policy documents, which
+/// also refuses duplicate keys), so the C library that speaks this protocol carries no Foundation.
 public enum AgentMessage {
+    /// What a body may hold: everything a frame can carry (the frame limit bounds the memory), at
+    /// most 64 levels deep (messages nest 4).
+    static let bodyLimits = PolicyDocumentLimits(
+        maxDocumentBytes: AgentFrame.maxFrameSize, maxDepth: 64, maxStringBytes: AgentFrame.maxFrameSize,
+        maxContainerCount: AgentFrame.maxFrameSize, maxValues: AgentFrame.maxFrameSize)
+
     /// Encodes a message as a frame body (JSON, keys sorted).
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+        (try? JSONCoding.encode(value)) ?? Array("{}".utf8)
     }
 
     /// Decodes a frame body as `T`.
     /// - Throws: ``FrameError/invalidBody(_:)`` naming the type, never the body's content.
     public static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(FrameError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(body))
+            return try JSONCoding.decode(T.self, from: body, limits: bodyLimits)
         } catch {
             throw .invalidBody("not a valid \(T.self) message")
         }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where the agent and its clients look by default: one runtime folder shared by every process
 /// of the user, holding the agent's socket, its state folder and the host pasteboard.
@@ -22,9 +26,8 @@ public enum AgentPaths {
 
     /// The runtime folder, or why there is none.
     public static func resolvedRuntimeDirectory() throws(UnsetError) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let explicit = environment["SHAREBROKER_RUNTIME_DIR"], !explicit.isEmpty { return explicit }
-        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/sharebroker" }
+        if let explicit = variable("SHAREBROKER_RUNTIME_DIR") { return explicit }
+        if let xdg = variable("XDG_RUNTIME_DIR") { return xdg + "/sharebroker" }
         throw UnsetError()
     }
 
@@ -35,14 +38,32 @@ public enum AgentPaths {
 
     /// The agent's socket.
     public static var socket: String {
-        ProcessInfo.processInfo.environment["SHAREBROKER_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? runtimeDirectory + "/agent.sock"
+        variable("SHAREBROKER_SOCKET") ?? runtimeDirectory + "/agent.sock"
     }
 
     /// The host pasteboard file.
     public static var pasteboard: String {
-        ProcessInfo.processInfo.environment["SHAREBROKER_PASTEBOARD"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? runtimeDirectory + "/pasteboard"
+        variable("SHAREBROKER_PASTEBOARD") ?? runtimeDirectory + "/pasteboard"
+    }
+
+    /// The system service's socket (deploy/systemd/sharebrokerd.service: `RuntimeDirectory=sharebroker`).
+    public static let systemSocket = "/run/sharebroker/agent.sock"
+
+    /// The system service's user (deploy/systemd/sharebroker.sysusers).
+    public static let systemUser = "sharebroker"
+
+    /// The socket administration commands (`sharebroker admin`, `sharebrokerd --reload` and
+    /// `--status`) use when none is given: `$SHAREBROKER_SOCKET`, else
+    /// `$SHAREBROKER_RUNTIME_DIR/agent.sock`, else this user's own agent's socket when there is
+    /// one, else the system service's ``systemSocket`` when there is one. So an administrator's
+    /// root shell reaches the system service with no variable set, and a developer's shell its
+    /// own agent.
+    public static var administrationSocket: String {
+        if variable("SHAREBROKER_SOCKET") != nil || variable("SHAREBROKER_RUNTIME_DIR") != nil { return socket }
+        let own = socket
+        if !own.hasPrefix(unsetRuntimeDirectory), access(own, F_OK) == 0 { return own }
+        if access(systemSocket, F_OK) == 0 { return systemSocket }
+        return own
     }
 
     /// The agent's state folder.
@@ -51,4 +72,11 @@ public enum AgentPaths {
     /// The folder of the embedded default device's app executables: copy a binary to
     /// `apps/acme-notes` to make it the notes app.
     public static var apps: String { runtimeDirectory + "/apps" }
+
+    /// The environment variable `name`, or `nil` when it is unset or empty.
+    static func variable(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
 }

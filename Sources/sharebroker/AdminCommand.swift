@@ -41,7 +41,7 @@ struct AdminCommand: ParsableCommand {
 
     static func send(_ request: AdminRequest, _ host: HostOptions) throws {
         do {
-            let response = try AdminClient.send(request, socketPath: host.socketPath)
+            let response = try AdminClient.send(request, socketPath: host.socket ?? AgentPaths.administrationSocket)
             HostIO.out(response.message)
             HostIO.out("push \(response.push), key \(response.currentKeyID ?? "-"), entitled: \(response.entitledApps.joined(separator: ", "))")
             HostIO.out("connected: \(response.connectedApps.isEmpty ? "none" : response.connectedApps.joined(separator: ", "))")

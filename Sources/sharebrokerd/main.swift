@@ -79,12 +79,35 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Flag(help: "Do not start: print the running agent's status.")
     var status = false
 
+    /// `--reload` and `--status`: one admin request to the running agent.
+    static func administer(reload: Bool, socketPath: String) throws {
+        do {
+            let response = try AdminClient.send(AdminRequest(command: reload ? "reload" : "status"), socketPath: socketPath)
+            print(response.message)
+            print("push \(response.push), key \(response.currentKeyID ?? "-"), entitled: \(response.entitledApps.joined(separator: ", "))")
+            print("connected: \(response.connectedApps.isEmpty ? "none" : response.connectedApps.joined(separator: ", "))")
+            if !response.ok { throw ExitCode(1) }
+        } catch let error as AgentClientError {
+            FileHandle.standardError.write(Data("sharebrokerd: \(error)\n".utf8))
+            throw ExitCode(69)
+        }
+    }
+
     func run() throws {
+        // Before any thread exists: SIGHUP, SIGTERM and SIGINT are taken by the server's signal
+        // thread (sigwait), so every thread must block them.
+        AgentServer.blockHandledSignals()
         let level = Logger.Level(rawValue: logLevel) ?? .notice
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
+        }
+        if reload || status {
+            // An administrator's root shell reaches the system service with no variable set
+            // (AgentPaths.administrationSocket).
+            try Self.administer(reload: reload, socketPath: socket ?? AgentPaths.administrationSocket)
+            return
         }
         if state == nil || socket == nil, ProcessInfo.processInfo.environment["SHAREBROKER_SOCKET"] == nil || state == nil {
             do {
@@ -95,19 +118,6 @@ struct ShareBrokerDaemon: ParsableCommand {
             }
         }
         let socketPath = socket ?? AgentPaths.socket
-        if reload || status {
-            do {
-                let response = try AdminClient.send(AdminRequest(command: reload ? "reload" : "status"), socketPath: socketPath)
-                print(response.message)
-                print("push \(response.push), key \(response.currentKeyID ?? "-"), entitled: \(response.entitledApps.joined(separator: ", "))")
-                print("connected: \(response.connectedApps.isEmpty ? "none" : response.connectedApps.joined(separator: ", "))")
-                if !response.ok { throw ExitCode(1) }
-            } catch let error as AgentClientError {
-                FileHandle.standardError.write(Data("sharebrokerd: \(error)\n".utf8))
-                throw ExitCode(69)
-            }
-            return
-        }
         let reports: AgentSystemLog
         switch systemLog {
         case "auto": reports = .automatic
@@ -136,6 +146,7 @@ struct ShareBrokerDaemon: ParsableCommand {
         // Before any key is loaded: other processes of the agent's user can neither ptrace it
         // nor read its memory through /proc, and it leaves no core dump.
         ProcessHardening.denyInspection()
+        if let otlpEndpoint { OTLPProbe.start(endpoint: otlpEndpoint, logger: Logger(label: "sharebrokerd")) }
         do {
             let core = try AgentCore(configuration: configuration)
             let server = try AgentServer.start(core: core)

@@ -52,4 +52,8 @@ int sbs_deny_inspection(void);
 /// prctl(PR_GET_DUMPABLE): 1 when dumpable, 0 when not, -1 with errno.
 int sbs_dumpable(void);
 
+/// prctl(PR_SET_NAME): names the calling thread (the kernel keeps the first 15 bytes).
+/// 0, or -1 with errno.
+int sbs_set_thread_name(const char *name);
+
 #endif

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 import ShareBroker
 import ShareBrokerPOSIX
 import Synchronization
@@ -18,17 +17,24 @@ public final class FolderOutbox: Outbox {
     /// Uses `directory`, creating it if needed.
     public init(directory: String) throws(ShareBrokerError) {
         self.directory = directory
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do throws(POSIXFailure) {
+            // Mode 0777 less the umask, as mkdir -p: each hand-over's own folder is 0700.
+            try DurableIO.makeDirectories(directory, mode: 0o777)
         } catch {
-            throw .handOverWriteFailed(path: directory, errno: errno)
+            throw .handOverWriteFailed(path: directory, errno: error.code)
         }
     }
 
     /// Uses a fresh folder under the system's temporary folder.
     public convenience init() throws(ShareBrokerError) {
-        let base = NSTemporaryDirectory() + "sharebroker-outbox-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        let base = Self.temporaryDirectory + "/sharebroker-outbox-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         try self.init(directory: base)
+    }
+
+    /// `$TMPDIR`, or `/tmp` when it is unset or empty.
+    private static var temporaryDirectory: String {
+        guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
+        return String(cString: value)
     }
 
     public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {

@@ -1,6 +1,6 @@
 import CXCB
 import Dispatch
-import Foundation
+import ShareBrokerPOSIX
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -107,9 +107,7 @@ final class SelectionServer: @unchecked Sendable {
 
     /// Starts the serving thread.
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "sharebroker-x11-selections"
-        thread.start()
+        DetachedThread.start(name: "sb-x11-selection") { [self] in run() }
     }
 
     /// Stops serving (ownership ends with the connection) and waits up to `timeout` for the thread.

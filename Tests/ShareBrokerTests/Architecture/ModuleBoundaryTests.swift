@@ -72,4 +72,22 @@ struct ModuleBoundaryTests {
             .filter { $0.module.hasPrefix("ShareBroker") }
         #expect(ours.isEmpty, "ShareBrokerCrypto must not import the rest of the package: \(ours)")
     }
+
+    /// The modules linked into libsharebroker.so (Package.swift, ShareBrokerC and its
+    /// dependencies): an app that loads the C library must not carry Foundation and its 40 MB of
+    /// ICU data (issue 30; `make deb-check` checks the built library's NEEDED entries too).
+    static let cLibraryClosure = [
+        "ShareBrokerC", "ShareBroker", "ShareBrokerCrypto", "ShareBrokerPOSIX", "ShareBrokerTesting",
+        "ShareBrokerLinux", "ShareBrokerAgentProtocol", "ShareBrokerAgentClient", "ShareBrokerPolicyDocument",
+    ]
+
+    @Test("No module linked into the C library imports Foundation")
+    func cLibraryIsFoundationFree() throws {
+        for module in Self.cLibraryClosure {
+            let imports = try Self.imports(under: "Sources/" + module)
+            #expect(!imports.isEmpty, "no sources found under Sources/\(module)")
+            let offending = imports.filter { $0.module.hasPrefix("Foundation") }
+            #expect(offending.isEmpty, "\(module) is linked into libsharebroker.so and must not import Foundation: \(offending)")
+        }
+    }
 }
