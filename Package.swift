@@ -303,6 +303,7 @@ let testTargets: [Target] = [
                 "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerLinux",
+                "ShareBrokerInterpose",
                 "CXCB",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
