@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Logging
 import ShareBrokerCrypto
 import Synchronization
@@ -48,6 +53,11 @@ public final class ShareBroker: Sendable {
     /// `SealClock.now()`, set by tests; 0 for the real clock. (An atomic, not a stored closure:
     /// taking a closure out of a lock allocated on every copy and paste.)
     private let fixedWallClock = Atomic<UInt64>(0)
+    /// A fixed monotonic time (nanoseconds) that the bursts of blocked toolkit copies read
+    /// instead of `CLOCK_MONOTONIC`, set by tests; 0 for the real clock.
+    private let fixedMonotonicClock = Atomic<UInt64>(0)
+    /// The bursts of blocked toolkit copies (``CopyOrigin/toolkit(_:)``): one report per burst.
+    let copyAttemptBursts = Mutex(CopyAttemptBursts())
     /// One logger per policy log level, made once: setting the level on a copy per call would
     /// copy swift-log's handler box (an allocation) on every logged decision.
     private let loggers: [Logger]
@@ -120,6 +130,21 @@ public final class ShareBroker: Sendable {
     /// the wall clock again with `nil` (tests).
     package func setWallClock(to seconds: UInt64?) {
         fixedWallClock.store(seconds ?? 0, ordering: .relaxed)
+    }
+
+    /// Makes the bursts of blocked toolkit copies read `nanoseconds` as the monotonic time, or
+    /// the real clock again with `nil` (tests).
+    package func setMonotonicClock(to nanoseconds: UInt64?) {
+        fixedMonotonicClock.store(nanoseconds ?? 0, ordering: .relaxed)
+    }
+
+    /// Now on `CLOCK_MONOTONIC`, in nanoseconds (or the time a test fixed).
+    func monotonicNanoseconds() -> UInt64 {
+        let fixed = fixedMonotonicClock.load(ordering: .relaxed)
+        if fixed != 0 { return fixed }
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
     /// Now, in Unix seconds, from the wall clock (or the time a test fixed).

@@ -389,7 +389,7 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
     package init(id: String, blocked record: BlockedAttemptRecord) {
         self.id = id
         event = "blocked"
-        action = record.action
+        action = record.action.rawValue
         target = record.target
         rule = record.rule
         generation = record.generation

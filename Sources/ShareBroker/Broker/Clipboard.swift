@@ -77,11 +77,13 @@ public struct PastedItem: Sendable, Hashable {
 /// Reading the general pasteboard: clear items as they are, sealed items only with the group keys.
 package enum PasteboardReader {
     /// The first item on `items` that a reader holding `keyRing` (or none) can read, in plaintext.
-    /// A sealed item that does not open (no keys, a key the ring lacks, tampering, sealed under a
-    /// retired key after its retirement, too old) reads as nothing and the next item is tried: a
-    /// desktop clipboard offers a SecureCopy item's sealed representations followed by the
-    /// placeholder text, which is what an app that may not open them pastes (like any unmanaged
-    /// app). Items only sealed read as nothing.
+    /// A sealed item that does not open (no keys, a key the ring lacks, sealed under a retired key
+    /// after its retirement, too old) reads as nothing and the next item is tried: a desktop
+    /// clipboard offers a SecureCopy item's sealed representations followed by the placeholder
+    /// text, which is what an app that may not open them pastes (like any unmanaged app). Items
+    /// only sealed read as nothing. A sealed item that is broken for a reader with keys (cut short,
+    /// altered, not an envelope) ends the read with nothing at all (rule `sealedItemBroken`):
+    /// never partial plaintext, and never the placeholder in its place.
     ///
     /// With `clearItems` false (paste-in from managed apps only, for an item this app did not
     /// write) clear items are skipped: only sealed items can be read.
@@ -93,8 +95,8 @@ package enum PasteboardReader {
 
     /// As ``readable(_:keyRing:clearItems:)``, at wall-clock time `now` (Unix seconds) under
     /// `limits`, with the sealer and seal time of a sealed item in `origin`, and the rule of the
-    /// first sealed item refused as forged or replayed (`sealedItemForged`, `sealedItemTooOld`,
-    /// `sealedItemFromTheFuture`), if any, in its ``PasteOrigin/refusal``.
+    /// first sealed item refused as forged, replayed or broken (`sealedItemForged`, `sealedItemTooOld`,
+    /// `sealedItemFromTheFuture`, `sealedItemBroken`), if any, in its ``PasteOrigin/refusal``.
     ///
     /// The item is the result and its origin goes to `origin`: ``ShareBroker/paste()`` returns
     /// the item as it comes (out of a `PastedItem?`, or a struct holding the item and its origin,
@@ -118,8 +120,18 @@ package enum PasteboardReader {
                 opened = item
             } catch {
                 switch error {
-                case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey: refusal = refusal ?? "sealedItemForged"
-                default: break
+                case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey:
+                    refusal = refusal ?? "sealedItemForged"
+                case .unknownKey, .wiped, .unsupportedVersion, .sodiumInitFailed, .outOfSecureMemory, .invalidKeyLength:
+                    // Not for this reader's keys (another group, keys wiped, a newer format):
+                    // what any app without the keys pastes.
+                    break
+                default:
+                    // Cut short, altered, or not an envelope at all, under a key this reader
+                    // holds: the set is broken. Nothing of it is pasted, and neither is the
+                    // clear text offered with it (the placeholder is not a successful paste).
+                    refusal = "sealedItemBroken"
+                    return nil
                 }
                 continue
             }
@@ -152,7 +164,7 @@ package struct PasteOrigin {
     package var sealer: String?
     /// For a sealed item, when it was sealed (``PastedItem/sealedAt``).
     package var sealedAt: UInt64?
-    /// `sealedItemForged`, `sealedItemTooOld` or `sealedItemFromTheFuture`, or `nil`.
+    /// `sealedItemForged`, `sealedItemTooOld`, `sealedItemFromTheFuture` or `sealedItemBroken`, or `nil`.
     package var refusal: String?
 
     package init() {}
@@ -264,10 +276,115 @@ extension ShareBroker {
         try copy(representations: representations, fromWebView: webView)
     }
 
-    /// The copy behind both entry points.
+    /// The copy behind every entry point: prepare, write to the platform's pasteboard, commit.
     private func copy<Items: RandomAccessCollection>(
         representations: Items, fromWebView webView: WebViewHandle?
     ) throws(ShareBrokerError) -> CopyResult where Items.Element: CopyRepresentation {
+        let plan = try prepare(representations: representations, fromWebView: webView)
+        let changeCount: Int?
+        do {
+            switch plan.items {
+            case .none: changeCount = nil
+            case .one(let item): changeCount = try platform.pasteboard.write(item)
+            case .several(let items): changeCount = try platform.pasteboard.write(items)
+            }
+        } catch {
+            throw .pasteboardWriteFailed(reason: String(describing: error))
+        }
+        commit(plan, changeCount: changeCount)
+        return plan.result
+    }
+
+    // MARK: Prepare and commit
+
+    /// Decides a copy of `item` and prepares what it writes, without writing anything: the first
+    /// half of ``copy(_:fromWebView:)-(PasteboardItem,_)``, for a writer other than the platform's
+    /// pasteboard (an in-process hook that offers the items on the app toolkit's own connection).
+    /// Write the plan's ``CopyPlan/items`` (nothing when blocked), then call
+    /// ``commit(_:changeCount:origin:)`` once, also for a blocked plan. A plan that is not
+    /// committed records nothing and reports nothing.
+    ///
+    /// - Throws: what ``copy(_:fromWebView:)-(PasteboardItem,_)`` throws for a bad item or web view.
+    package func prepareCopy(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyPlan {
+        try prepare(representations: CollectionOfOne(item), fromWebView: webView)
+    }
+
+    /// ``prepareCopy(_:fromWebView:)-(PasteboardItem,_)`` of an item borrowed from the caller: its
+    /// bytes are read during the call only (sealed straight from them, or copied into the plan).
+    package func prepareCopy(_ item: BorrowedRepresentation, fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyPlan {
+        try prepare(representations: CollectionOfOne(item), fromWebView: webView)
+    }
+
+    /// ``prepareCopy(_:fromWebView:)-(PasteboardItem,_)`` of several representations of one item,
+    /// decided once for all (as ``copy(_:fromWebView:)-([PasteboardItem],_)``).
+    package func prepareCopy(_ representations: [PasteboardItem], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyPlan {
+        try prepare(representations: representations, fromWebView: webView)
+    }
+
+    /// ``prepareCopy(_:fromWebView:)-([PasteboardItem],_)`` of representations borrowed from the
+    /// caller for the length of the call.
+    package func prepareCopy(_ representations: [BorrowedRepresentation], fromWebView webView: WebViewHandle? = nil) throws(ShareBrokerError) -> CopyPlan {
+        try prepare(representations: representations, fromWebView: webView)
+    }
+
+    /// Finishes a copy whose plan was written (or not, when blocked): records `changeCount`, the
+    /// change count the pasteboard gave the write, as this app's last write (a retire takes back
+    /// what it wrote), and logs it; for a blocked plan, reports the attempt to the server's audit
+    /// and calls the delegate's ``ShareBrokerDelegate/copyAttemptedWhenUnauthorized(policy:)``, once
+    /// per attempt for ``CopyOrigin/call`` and once per burst for ``CopyOrigin/toolkit(_:)``.
+    ///
+    /// - Parameters:
+    ///   - plan: from ``prepareCopy(_:fromWebView:)-(PasteboardItem,_)``.
+    ///   - changeCount: the write's change count; `nil` when nothing was written (a blocked plan,
+    ///     or a writer that keeps no count: then a retire cannot take the items back).
+    ///   - origin: who made the copy.
+    package func commit(_ plan: CopyPlan, changeCount: Int?, origin: CopyOrigin = .call) {
+        guard plan.decision.action != .blocked else {
+            reportBlockedCopy(plan.decision, notifiesApp: plan.notifiesApp, policy: plan.pasteboardPolicy, origin: origin)
+            return
+        }
+        if let changeCount { pasteboardWrites.record(changeCount) }
+        if let record = plan.logRecord {
+            if plan.decision.action == .writeClear {
+                logger.debug("copied in the clear", metadata: ["type": .string(record.type),
+                                                               "representations": .stringConvertible(record.representations),
+                                                               "bytes": .stringConvertible(record.bytes)])
+            } else {
+                logger.debug("copied sealed", metadata: ["type": .string(record.type),
+                                                         "representations": .stringConvertible(record.representations),
+                                                         "keyID": .stringConvertible(record.keyID)])
+            }
+        }
+    }
+
+    /// Reports a copy attempt that a hook blocked without a plan of its own (it decided with
+    /// ``decideCopy(characters:)``, or could not read what the toolkit offered): the audit record
+    /// and the delegate's callback, as ``commit(_:changeCount:origin:)`` does for a blocked plan,
+    /// under the snapshot in force now.
+    package func reportBlockedCopy(_ decision: CopyDecision, origin: CopyOrigin) {
+        let snapshot = currentSnapshot
+        reportBlockedCopy(decision, notifiesApp: decision.notifiesApp && snapshot.isReady,
+                          policy: snapshot.pasteboardPolicy, origin: origin)
+    }
+
+    /// The audit record and the callback of a blocked copy, once per burst for a toolkit's.
+    private func reportBlockedCopy(_ decision: CopyDecision, notifiesApp: Bool, policy: PasteboardPolicy,
+                                   origin: CopyOrigin) {
+        if case .toolkit(let selection) = origin {
+            let now = monotonicNanoseconds()
+            let starts = copyAttemptBursts.withLock {
+                $0.startsBurst(selection, rule: decision.rule, generation: decision.generation, at: now)
+            }
+            guard starts else { return }
+        }
+        reportBlocked(.copy, target: nil, rule: decision.rule.rawValue, generation: decision.generation)
+        if notifiesApp { delegate?.copyAttemptedWhenUnauthorized(policy: policy) }
+    }
+
+    /// The checks and the plan behind every prepare.
+    private func prepare<Items: RandomAccessCollection>(
+        representations: Items, fromWebView webView: WebViewHandle?
+    ) throws(ShareBrokerError) -> CopyPlan where Items.Element: CopyRepresentation {
         guard !representations.isEmpty, representations.count <= SealedSet.maxEnvelopes,
               !Self.hasDuplicateTypes(representations) else {
             throw .invalidRepresentations(count: representations.count)
@@ -283,27 +400,27 @@ extension ShareBroker {
                   !PasteboardItem.isSealedType(type) else { throw .invalidItemType }
         }
         let (state, keyRingGeneration) = clipboardState()
-        // `state` is kept alive until the copy returns, and it holds the snapshot and the cached
+        // `state` is kept alive until the plan is made, and it holds the snapshot and the cached
         // ring as constants (an update or a retire swaps in a new record; it never changes this
         // one): both are used borrowed, not retained once more each.
         let result = withExtendedLifetime(state) {
             Unmanaged.passUnretained(state.snapshot)._withUnsafeGuaranteedRef { snapshot in
-                Result { () throws(ShareBrokerError) -> CopyResult in
-                    try copy(representations: representations, total: total, fromWebView: webView,
-                             snapshot: snapshot, state: state, keyRingGeneration: keyRingGeneration)
+                Result { () throws(ShareBrokerError) -> CopyPlan in
+                    try prepare(representations: representations, total: total, fromWebView: webView,
+                                snapshot: snapshot, state: state, keyRingGeneration: keyRingGeneration)
                 }
             }
         }
         return try result.get()
     }
 
-    /// The decision and the write of a copy whose representations were checked, under `snapshot`
+    /// The decision of a copy whose representations were checked, and its items, under `snapshot`
     /// and with the group ring `state` caches (``clipboardState()``).
     @inline(__always)
-    private func copy<Items: RandomAccessCollection>(
+    private func prepare<Items: RandomAccessCollection>(
         representations: Items, total: Int, fromWebView webView: WebViewHandle?,
         snapshot: PolicySnapshot, state: PolicyStore.State, keyRingGeneration: UInt64?
-    ) throws(ShareBrokerError) -> CopyResult where Items.Element: CopyRepresentation {
+    ) throws(ShareBrokerError) -> CopyPlan where Items.Element: CopyRepresentation {
         var managed = snapshot.identity == .managed
         if let webView {
             managed = try webViews.resolve(webView, currentIdentity: snapshot.identity,
@@ -324,61 +441,54 @@ extension ShareBroker {
             counted = item
         }
         var decision = TransferRules.copy(managed: managed, characters: characters, in: snapshot)
+        // Debug records exist only from the verbose level up: checked on the snapshot in hand, so
+        // a copy at any other level does not load the snapshot again for a logger.
+        let logs = snapshot.logLevel >= .verbose
+        var items = CopyPlan.Items.none
+        var keyID: UInt32 = 0
         switch decision.action {
         case .writeClear:
-            if let counted { try write(counted) } else { try write(representations.map(\.ownedItem)) }
-            // Debug records exist only from the verbose level up: checked on the snapshot in hand, so
-            // a copy at any other level does not load the snapshot again for a logger.
-            if snapshot.logLevel >= .verbose {
-                logger.debug("copied in the clear", metadata: ["type": .string(representations[representations.startIndex].type),
-                                                               "representations": .stringConvertible(representations.count),
-                                                               "bytes": .stringConvertible(total)])
+            // The plan owns its items: a borrowed representation is copied here, once.
+            if let counted {
+                items = .one(counted)
+            } else if representations.count == 1 {
+                items = .one(representations[representations.startIndex].ownedItem)
+            } else {
+                items = .several(representations.map(\.ownedItem))
             }
         case .writeSealed:
-            // One representation (the usual copy) is written as one item: no array of its own.
-            var single: PasteboardItem?
-            var sealed: [PasteboardItem] = []
-            var keyID: UInt32 = 0
             do {
                 if let keyRingGeneration, let cached = state.unretainedKeyRing(at: keyRingGeneration) {
-                    // Borrowed: `state` holds it until the copy returns (see above).
+                    // Borrowed: `state` holds it until the plan is made (see above).
                     keyID = try cached._withUnsafeGuaranteedRef { ring in
-                        try seal(representations, with: ring, single: &single, into: &sealed)
+                        try seal(representations, with: ring, into: &items)
                     }
                 } else {
                     keyID = try seal(representations, with: try groupKeyRing(state, generation: keyRingGeneration),
-                                     single: &single, into: &sealed)
+                                     into: &items)
                 }
             } catch {
                 // No keys after all (or sealing failed): fail closed, nothing written.
+                items = .none
                 decision = CopyDecision(action: .blocked, rule: .noKeys, notifiesApp: false,
                                         generation: decision.generation)
-            }
-            if decision.action == .writeSealed {
-                if let single { try write(single) } else { try write(sealed) }
-                if snapshot.logLevel >= .verbose {
-                    logger.debug("copied sealed", metadata: ["type": .string(representations[representations.startIndex].type),
-                                                             "representations": .stringConvertible(representations.count),
-                                                             "keyID": .stringConvertible(keyID)])
-                }
             }
         case .blocked:
             break
         }
-        if decision.action == .blocked {
-            reportBlocked("copy", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
-            if decision.notifiesApp && snapshot.isReady {
-                delegate?.copyAttemptedWhenUnauthorized(policy: snapshot.pasteboardPolicy)
-            }
-        }
-        return CopyResult(action: decision.action, decision: decision)
+        let record = logs && decision.action != .blocked
+            ? CopyPlan.LogRecord(type: representations[representations.startIndex].type,
+                                 representations: representations.count, bytes: total, keyID: keyID)
+            : nil
+        return CopyPlan(items: items, decision: decision, notifiesApp: decision.notifiesApp && snapshot.isReady,
+                        pasteboardPolicy: snapshot.pasteboardPolicy, logRecord: record)
     }
 
-    /// Seals each representation with `ring` into `sealed`, in order; returns the id of the key
-    /// that sealed them.
+    /// Seals each representation with `ring` into `items` (one item, or several in order);
+    /// returns the id of the key that sealed them.
     @inline(__always)
     private func seal<Items: RandomAccessCollection>(
-        _ representations: Items, with ring: KeyRing, single: inout PasteboardItem?, into sealed: inout [PasteboardItem]
+        _ representations: Items, with ring: KeyRing, into items: inout CopyPlan.Items
     ) throws(SealingError) -> UInt32 where Items.Element: CopyRepresentation {
         let now = wallClock()
         // Straight from each representation's bytes (a borrowed one is never copied).
@@ -389,13 +499,15 @@ extension ShareBroker {
             return PasteboardItem(type: PasteboardItem.sealedType, bytes: envelope)
         }
         if representations.count == 1, let item = representations.first {
-            single = try sealedItem(item)
+            items = .one(try sealedItem(item))
             return ring.currentKeyID
         }
+        var sealed: [PasteboardItem] = []
         sealed.reserveCapacity(representations.count)
         for item in representations {
             sealed.append(try sealedItem(item))
         }
+        items = .several(sealed)
         return ring.currentKeyID
     }
 
@@ -433,7 +545,8 @@ extension ShareBroker {
     /// under a retired key after the key's retirement (rule `sealedItemForged`: a deauthorized
     /// app that kept its key), or is older than ``ShareBroker/Configuration/sealedItemMaximumAge`` (rule
     /// `sealedItemTooOld`: an old item put back on the pasteboard) or dated in the future
-    /// (`sealedItemFromTheFuture`).
+    /// (`sealedItemFromTheFuture`). A sealed item that is cut short or altered (rule
+    /// `sealedItemBroken`) pastes nothing at all, not the placeholder offered with it.
     public func pasteWithOrigin() -> PastedItem? {
         var origin = PasteOrigin()
         guard let item = pasteRead(origin: &origin) else { return nil }
@@ -443,6 +556,30 @@ extension ShareBroker {
     /// The paste behind ``paste()`` and ``pasteWithOrigin()``: the item, its origin in `origin`.
     @inline(__always)
     private func pasteRead(origin: inout PasteOrigin) -> PasteboardItem? {
+        let contents = platform.pasteboard.read()
+        return paste(contents.items, changeCount: contents.changeCount, origin: &origin)
+    }
+
+    /// What this app may paste of `items`, which a hook already read from the clipboard's owner
+    /// (an in-process hook answering the app toolkit's own read): the decision and the opening of
+    /// ``pasteWithOrigin()`` without reading the platform's pasteboard. `items` are what an
+    /// adapter's read gives: the sealed items of a sealed set first, then the clear text (the
+    /// placeholder), or clear items. `nil` when nothing is readable; refusals are reported as
+    /// ``pasteWithOrigin()`` reports them.
+    ///
+    /// - Parameters:
+    ///   - items: the items read.
+    ///   - changeCount: the change count of the pasteboard they were read from, compared with
+    ///     this app's last write (``commit(_:changeCount:origin:)``) for the paste-in rule.
+    package func paste(from items: [PasteboardItem], changeCount: Int) -> PastedItem? {
+        var origin = PasteOrigin()
+        guard let item = paste(items, changeCount: changeCount, origin: &origin) else { return nil }
+        return PastedItem(item: item, wasSealed: origin.wasSealed, sealer: origin.sealer, sealedAt: origin.sealedAt)
+    }
+
+    /// The decision and the opening of every paste: the item, its origin in `origin`.
+    @inline(__always)
+    private func paste(_ items: [PasteboardItem], changeCount: Int, origin: inout PasteOrigin) -> PasteboardItem? {
         let (state, keyRingGeneration) = clipboardState()
         // `state` is kept alive until the paste returns, and it holds the snapshot and the cached
         // ring as constants (an update or a retire swaps in a new record; it never changes this
@@ -458,26 +595,25 @@ extension ShareBroker {
                         fetched = try? groupKeyRing(state, generation: keyRingGeneration)
                     }
                 }
-                let contents = platform.pasteboard.read()
-                let own = pasteboardWrites.last == contents.changeCount
+                let own = pasteboardWrites.last == changeCount
                 let decision = TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: own,
                                                      in: snapshot)
                 let now = wallClock()
                 let limits = sealedItemLimits
                 let item = if let cached {
                     cached._withUnsafeGuaranteedRef { ring in
-                        PasteboardReader.readable(contents.items, keyRing: ring, clearItems: decision.allowed, now: now,
+                        PasteboardReader.readable(items, keyRing: ring, clearItems: decision.allowed, now: now,
                                                   limits: limits, origin: &origin)
                     }
                 } else {
-                    PasteboardReader.readable(contents.items, keyRing: fetched, clearItems: decision.allowed, now: now,
+                    PasteboardReader.readable(items, keyRing: fetched, clearItems: decision.allowed, now: now,
                                               limits: limits, origin: &origin)
                 }
                 if let refusal = origin.refusal {
-                    reportBlocked("paste", target: nil, rule: refusal, generation: decision.generation)
+                    reportBlocked(.paste, target: nil, rule: refusal, generation: decision.generation)
                 }
-                if !decision.allowed, item == nil, contents.items.contains(where: { !PasteboardItem.isSealedType($0.type) }) {
-                    reportBlocked("paste", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
+                if !decision.allowed, item == nil, items.contains(where: { !PasteboardItem.isSealedType($0.type) }) {
+                    reportBlocked(.paste, target: nil, rule: decision.rule.rawValue, generation: decision.generation)
                 }
                 return item
             }
@@ -491,32 +627,5 @@ extension ShareBroker {
     public func decidePasteIn(writtenByThisApp: Bool) -> Decision {
         let snapshot = currentSnapshot
         return TransferRules.pasteIn(managed: snapshot.identity == .managed, writtenByThisApp: writtenByThisApp, in: snapshot)
-    }
-
-    /// Writes to the platform's pasteboard and records the write as this app's (for a retire's
-    /// "clear if nobody wrote since"); a refused write is reported to the copy, not recorded.
-    private func write(_ items: [PasteboardItem]) throws(ShareBrokerError) {
-        try recordWrite { try platform.pasteboard.write(items) }
-    }
-
-    /// The write of one item, through the adapter's single-item write.
-    private func write(_ item: PasteboardItem) throws(ShareBrokerError) {
-        try recordWrite { try platform.pasteboard.write(item) }
-    }
-
-    /// Runs an adapter's write and records its change count, or reports its error.
-    @inline(__always)
-    private func recordWrite(_ write: () throws -> Int) throws(ShareBrokerError) {
-        let changeCount: Int
-        do {
-            changeCount = try write()
-        } catch {
-            throw .pasteboardWriteFailed(reason: String(describing: error))
-        }
-        record(write: changeCount)
-    }
-
-    private func record(write changeCount: Int) {
-        pasteboardWrites.record(changeCount)
     }
 }

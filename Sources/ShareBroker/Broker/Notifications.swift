@@ -129,7 +129,7 @@ extension ShareBroker {
         case .postGeneric:
             return NotificationContent(title: NotificationDecision.genericText, body: nil, decision: decision)
         case .blocked:
-            reportBlocked("notification", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
+            reportBlocked(.notification, target: nil, rule: decision.rule.rawValue, generation: decision.generation)
             return NotificationContent(title: nil, body: nil, decision: decision)
         }
     }

@@ -49,7 +49,7 @@ extension ShareBroker {
         let snapshot = currentSnapshot
         let decision = TransferRules.openFrom(source: source, in: snapshot)
         guard decision.allowed else {
-            reportBlocked("openFrom", target: source, rule: decision.rule.rawValue, generation: decision.generation)
+            reportBlocked(.openFrom, target: source, rule: decision.rule.rawValue, generation: decision.generation)
             if snapshot.isReady { delegate?.openFromAttemptedWhenBlocked(source: source, policy: snapshot.openFromPolicy) }
             return (nil, decision)
         }

@@ -100,7 +100,7 @@ extension ShareBroker {
         let dummyName = DummyFile.mangledName()
         let path = try handOff(HandOffRequest(name: dummyName, delivers: false, target: target,
                                               channel: channel, decision: decision))
-        blocked("openIn", target: target, decision: decision, snapshot: snapshot)
+        blocked(.openIn, target: target, decision: decision, snapshot: snapshot)
         if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
         return TransferResult(path: path, name: dummyName, decision: decision)
     }
@@ -125,7 +125,7 @@ extension ShareBroker {
         case .opened:
             if let handler = result.handler { platform.urlOpener.open(url, in: handler) }
         case .blocked:
-            blocked("openURL", target: result.intendedHandler, decision: result.decision, snapshot: snapshot)
+            blocked(.openURL, target: result.intendedHandler, decision: result.decision, snapshot: snapshot)
             if result.notifiesApp { delegate?.openURLAttemptedWhenUnauthorized(url: url) }
         case .unhandled:
             break
@@ -140,7 +140,7 @@ extension ShareBroker {
         let snapshot = currentSnapshot
         let decision = TransferRules.nativeMail(in: snapshot)
         if !decision.allowed {
-            blocked("composeMail", target: snapshot.device.nativeMail.launchID, decision: decision, snapshot: snapshot)
+            blocked(.composeMail, target: snapshot.device.nativeMail.launchID, decision: decision, snapshot: snapshot)
             if snapshot.isReady { delegate?.openInAttemptedWhenBlocked(policy: snapshot.openInPolicy) }
         }
         return decision
@@ -150,7 +150,7 @@ extension ShareBroker {
     public func print() -> Decision {
         let snapshot = currentSnapshot
         let decision = TransferRules.print(in: snapshot)
-        if !decision.allowed { blocked("print", target: nil, decision: decision, snapshot: snapshot) }
+        if !decision.allowed { blocked(.print, target: nil, decision: decision, snapshot: snapshot) }
         return decision
     }
 
@@ -160,7 +160,7 @@ extension ShareBroker {
         let snapshot = currentSnapshot
         let decision = TransferRules.dragAndDrop(target: target, in: snapshot)
         if !decision.allowed {
-            blocked("dragAndDrop", target: target, decision: decision, snapshot: snapshot)
+            blocked(.dragAndDrop, target: target, decision: decision, snapshot: snapshot)
             if snapshot.isReady && snapshot.device[target]?.isAppConnect != true {
                 delegate?.dragAndDropAttemptedToNonAppConnectApp()
             }
@@ -168,16 +168,16 @@ extension ShareBroker {
         return decision
     }
 
-    private func blocked(_ action: String, target: String?, decision: Decision, snapshot: PolicySnapshot) {
+    private func blocked(_ action: TransferAction, target: String?, decision: Decision, snapshot: PolicySnapshot) {
         reportBlocked(action, target: target, rule: decision.rule.rawValue, generation: snapshot.generation)
     }
 
     /// Reports a refused transfer to the server's audit sink and the log: the action, the target
     /// and the rule, never the content.
-    func reportBlocked(_ action: String, target: String?, rule: String, generation: UInt64) {
+    func reportBlocked(_ action: TransferAction, target: String?, rule: String, generation: UInt64) {
         platform.reportSink.blockedAttempt(BlockedAttemptRecord(
             action: action, target: target, rule: rule, generation: generation))
-        logger.info("blocked \(action)", metadata: [
+        logger.info("blocked \(action.rawValue)", metadata: [
             "target": .string(target ?? "-"), "rule": .string(rule), "generation": .stringConvertible(generation)])
     }
 }

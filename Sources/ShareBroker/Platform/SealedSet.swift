@@ -35,7 +35,7 @@ package enum SealedSet {
             switch self {
             case .tooLarge(let size): "the sealed target is \(size) bytes, over the \(SealedSet.maxSize)-byte limit; it was not read"
             case .notASealedSet: "the sealed target does not start with the sealed-set magic and version 1"
-            case .malformed: "the sealed target's envelope count or lengths do not match its size"
+            case .malformed: "the sealed target's envelope count or lengths do not match its size (cut short, or padded)"
             }
         }
     }

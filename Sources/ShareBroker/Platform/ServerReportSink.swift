@@ -1,17 +1,41 @@
+/// What a refused transfer attempted, as the audit log names it (the raw value is the name the
+/// server and the agent's log receive).
+package enum TransferAction: String, Sendable, Hashable, CaseIterable {
+    /// A copy to the general pasteboard (``ShareBroker/copy(_:fromWebView:)-(PasteboardItem,_)``,
+    /// or a toolkit's copy a hook saw).
+    case copy
+    /// A paste from the general pasteboard.
+    case paste
+    /// A document handed to another app (``ShareBroker/openIn(_:named:target:via:)``).
+    case openIn
+    /// A URL opened in another app (``ShareBroker/openURL(_:)``).
+    case openURL
+    /// The in-app mail composer (``ShareBroker/composeMail()``).
+    case composeMail
+    /// Printing (``ShareBroker/print()``).
+    case print
+    /// A drop onto another app (``ShareBroker/dragAndDrop(to:)``).
+    case dragAndDrop
+    /// A document received from another app (``ShareBroker/openFrom(_:source:)``).
+    case openFrom
+    /// A notification's text (``ShareBroker/notification(title:body:)``).
+    case notification
+}
+
 /// A transfer the broker refused, as the server's audit log receives it. Never carries content.
 package struct BlockedAttemptRecord: Sendable, Hashable {
-    /// What was attempted: `openIn`, `openURL`, `composeMail`, `print`, `dragAndDrop`, `copy`.
-    package var action: String
+    /// What was attempted.
+    package var action: TransferAction
     /// The app the transfer was headed to, when known.
     package var target: String?
     /// The rule that refused it (a ``DecisionRule`` raw value; for a sealed item refused on paste,
-    /// `sealedItemForged`, `sealedItemTooOld` or `sealedItemFromTheFuture`).
+    /// `sealedItemForged`, `sealedItemTooOld`, `sealedItemFromTheFuture` or `sealedItemBroken`).
     package var rule: String
     /// The snapshot generation the decision read.
     package var generation: UInt64
 
     /// Creates a record.
-    package init(action: String, target: String?, rule: String, generation: UInt64) {
+    package init(action: TransferAction, target: String?, rule: String, generation: UInt64) {
         self.action = action
         self.target = target
         self.rule = rule

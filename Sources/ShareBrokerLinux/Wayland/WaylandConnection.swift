@@ -235,7 +235,7 @@ final class WaylandConnection: @unchecked Sendable {
     }
 
     /// Asks the owner of `selection` for the types a paste reads
-    /// (``WaylandRepresentations/typesToRead(from:)``), each through a pipe; answers the pipes'
+    /// (``DesktopOffer/typesToRead(from:)``), each through a pipe; answers the pipes'
     /// read ends (none when nothing is offered). The owner writes them, so the caller reads them
     /// off this thread.
     func startReading(_ selection: WaylandPasteboard.Selection,
@@ -254,7 +254,7 @@ final class WaylandConnection: @unchecked Sendable {
             return completion.complete(.success([]))
         }
         var pipes: [(mimeType: String, fd: Int32)] = []
-        for mime in WaylandRepresentations.typesToRead(from: offered) {
+        for mime in DesktopOffer.typesToRead(from: offered) {
             var fds: [Int32] = [-1, -1]
             guard cwdc_pipe(&fds, 0) == 0 else {
                 let code = errno

@@ -23,6 +23,10 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
     case unsupportedItems(String)
     /// A system call failed.
     case system(operation: String, code: Int32)
+    /// The owner's sealed set (SecureCopy) arrived cut short, late, too large, or does not decode
+    /// (`why`); nothing was pasted, not even the placeholder. Copy the item again in the app that
+    /// owns it.
+    case sealedSetBroken(String)
 
     public var description: String {
         switch self {
@@ -42,6 +46,8 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
             "the items cannot be offered on the Wayland clipboard: \(why); nothing was written"
         case .system(let operation, let code):
             "could not \(operation): \(String(cString: strerror(code))) (errno \(code))"
+        case .sealedSetBroken(let why):
+            "the clipboard transfer broke: \(why); nothing was pasted, not even the placeholder (copy it again in the app that owns it)"
         }
     }
 }
@@ -54,7 +60,7 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
 ///   clipboard and the primary selection (a managed app's selection is offered exactly like its
 ///   copies) to a source this adapter serves: clear items under their MIME types, or a sealed
 ///   (SecureCopy) copy as the ``SealedSet`` under ``SealedSet/targetName`` plus the placeholder
-///   under every text type, never the plaintext (``WaylandRepresentations``). Nothing the broker
+///   under every text type, never the plaintext (``DesktopOffer``), with the clipboard-manager secret hint. Nothing the broker
 ///   blocks reaches this adapter, so the previous owner keeps the clipboard.
 /// * **Serving** runs off the app's threads: the compositor hands the adapter a pipe per reader
 ///   and a thread of its own writes it, non-blocking, giving up after
@@ -201,16 +207,38 @@ public final class WaylandPasteboard: Pasteboard {
                                                                            timeout: configuration.requestTimeout) { connection, completion in
             connection.startReading(selection, completion: completion)
         }
-        var read: [(mimeType: String, bytes: [UInt8])] = []
+        var read: [(target: String, bytes: [UInt8])] = []
         let deadline = ContinuousClock.now + configuration.maxReadDuration
         // Every pipe was asked for before the first is read (a well-behaved owner serves them
         // in parallel, as this adapter does); each read is bounded in time and size.
-        for pipe in pipes {
+        for (index, pipe) in pipes.enumerated() {
             let result = readAllAndClose(pipe.fd, limit: configuration.maxReadSize, idleTimeout: configuration.readTimeout,
                                          deadline: deadline)
-            if case .complete(let bytes) = result { read.append((pipe.mimeType, bytes)) }
+            switch result {
+            case .complete(let bytes):
+                read.append((pipe.mimeType, bytes))
+            case .timedOut, .tooLarge, .failed:
+                // A sealed set that did not arrive whole is an error, never the placeholder in its place.
+                guard pipe.mimeType == SealedSet.targetName else { continue }
+                for rest in pipes[(index + 1)...] { Glibc.close(rest.fd) }
+                throw .sealedSetBroken(Self.why(result))
+            }
         }
-        return WaylandRepresentations.items(from: read)
+        do throws(SealedSet.DecodingError) {
+            return try DesktopOffer.items(from: read)
+        } catch {
+            throw .sealedSetBroken(error.description)
+        }
+    }
+
+    /// What went wrong with a transfer that did not complete, for ``WaylandPasteboardError/sealedSetBroken(_:)``.
+    private static func why(_ result: TransferRead) -> String {
+        switch result {
+        case .complete: "the sealed target arrived"
+        case .timedOut: "the sealed target stopped arriving (the owner did not send the rest in time)"
+        case .tooLarge: "the sealed target is larger than a sealed set can be"
+        case .failed(let code): "the sealed target could not be read (\(String(cString: strerror(code))))"
+        }
     }
 
     // MARK: Pasteboard
@@ -220,9 +248,10 @@ public final class WaylandPasteboard: Pasteboard {
     /// readable.
     public func read() -> (items: [PasteboardItem], changeCount: Int) {
         if let own = connection.ownOffer {
-            return (WaylandRepresentations.items(from: WaylandRepresentations.typesToRead(from: own.map(\.mimeType)).compactMap { mime in
+            let read: [(target: String, bytes: [UInt8])] = DesktopOffer.typesToRead(from: own.map(\.mimeType)).compactMap { mime in
                 own.first { $0.mimeType == mime }.map { (mime, $0.bytes) }
-            }), connection.changeCount)
+            }
+            return ((try? DesktopOffer.items(from: read)) ?? [], connection.changeCount)
         }
         let items = (try? readSelection(.clipboard)) ?? []
         return (items, connection.changeCount)

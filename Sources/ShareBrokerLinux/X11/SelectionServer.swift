@@ -6,43 +6,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// What an owner offers: target names (`UTF8_STRING`, `text/html`, ...) and their bytes, in the
-/// order `TARGETS` lists them.
-struct SelectionOffer: Sendable {
-    /// One offered target. Its bytes are one array, or several served one after another (a
-    /// sealed set: its framing, then each envelope as the core sealed it), so a large sealed item
-    /// is never copied into a set of its own.
-    struct Target: Sendable {
-        var name: String
-        /// The bytes, in order; together they are what a requestor receives.
-        var parts: [[UInt8]]
-        /// Whether the server zeroes the bytes when it drops the offer. `false` for the sealed
-        /// set: ciphertext and framing, whose envelope arrays are shared with the app's own
-        /// record of its copy (zeroing them would first copy each one).
-        var zeroedWhenDropped: Bool
-
-        init(_ name: String, _ bytes: [UInt8]) {
-            self.name = name
-            parts = [bytes]
-            zeroedWhenDropped = true
-        }
-
-        init(_ name: String, parts: [[UInt8]], zeroedWhenDropped: Bool = true) {
-            self.name = name
-            self.parts = parts
-            self.zeroedWhenDropped = zeroedWhenDropped
-        }
-
-        /// The bytes as one array (a copy when there are several parts).
-        var bytes: [UInt8] { parts.count == 1 ? parts[0] : Array(parts.joined()) }
-
-        /// How many bytes a requestor receives.
-        var count: Int { parts.reduce(0) { $0 + $1.count } }
-    }
-
-    var targets: [Target] = []
-}
-
 /// Owns X selections and answers conversion requests on a thread of its own, with its own
 /// connection: `TARGETS`, `TIMESTAMP` and the offer's targets, large ones through `INCR`
 /// (ICCCM 2.7.2). Nothing it does waits on a requestor: every transfer is a state advanced by
@@ -218,6 +181,7 @@ final class SelectionServer: @unchecked Sendable {
     func own(_ newOffer: SelectionOffer) throws(X11PasteboardError) -> Int {
         guard !stopping, !conn.hasError else { throw .connectionLost }
         let atoms = newOffer.targets.map { conn.atom($0.name) }
+        for target in newOffer.targets { if let encoding = target.encoding { _ = conn.atom(encoding) } }
         guard let time = serverTime() else { throw .timedOut("asking the X server for the time") }
         for selection in selections {
             xcb_set_selection_owner(conn.connection, conn.window, selection, time)
@@ -422,7 +386,9 @@ final class SelectionServer: @unchecked Sendable {
                 conn.setProperty(request.requestor, property, type: X11.atomINTEGER, atoms: [ownedSince])
                 answered = true
             } else if let target = offer[request.target] {
-                answered = send(target.parts, type: request.target, to: request.requestor, property: property)
+                // The property's type is the target, or the encoding actually sent (TEXT).
+                let type = target.encoding.map { conn.atom($0) } ?? request.target
+                answered = send(target.parts, type: type, to: request.requestor, property: property)
             }
         }
         if !answered, let hook = unhandledRequest, hook(self, request) { return }

@@ -8,12 +8,14 @@ import ShareBrokerCrypto
 ///
 /// * **Copy** (``write(_:)``, called by the broker after its policy decision) takes ownership of
 ///   `CLIPBOARD` and `PRIMARY` and answers every client's conversion requests on a thread of its
-///   own: `TARGETS`, `TIMESTAMP` and the representations. Clear items are offered as they are
-///   (text as `UTF8_STRING`, `text/plain;charset=utf-8`, `text/plain`, `STRING`, `TEXT`; HTML as
-///   `text/html`; PNG as `image/png`; a MIME type as itself). Sealed items are offered together
-///   under ``SealedSet/targetName`` and every text target carries the placeholder (never the
-///   plaintext); a non-text representation of a sealed copy is offered only sealed. Nothing the
-///   broker blocks reaches this adapter, so the previous owner keeps the clipboard.
+///   own: `TARGETS`, `TIMESTAMP` and the representations, as ``DesktopOffer`` says (one rule
+///   for X11 and Wayland): clear items as they are (text as `UTF8_STRING`,
+///   `text/plain;charset=utf-8`, `text/plain`, `STRING`, and `TEXT` sent as `UTF8_STRING`; HTML
+///   as `text/html`; PNG as `image/png`; a MIME type as itself); sealed items together under
+///   ``SealedSet/targetName`` with the placeholder under every text target (never the
+///   plaintext; a non-text representation of a sealed copy is offered only sealed); and the
+///   clipboard-manager secret hint. Nothing the broker blocks reaches this adapter, so the
+///   previous owner keeps the clipboard.
 /// * **Large items** (over 4 MiB or the server's request size) go through `INCR`; a requestor
 ///   that stops reading is dropped after ``Configuration/transferTimeout`` without progress. No
 ///   app thread ever waits on a requestor.
@@ -56,9 +58,6 @@ public final class X11Pasteboard: Pasteboard {
             self.chunkSize = chunkSize
         }
     }
-
-    /// Text targets, in the order a paste prefers them.
-    static let textTargets = ["UTF8_STRING", "text/plain;charset=utf-8", "text/plain", "STRING", "TEXT"]
 
     private let configuration: Configuration
     private let server: SelectionServer
@@ -128,7 +127,12 @@ public final class X11Pasteboard: Pasteboard {
             written.withLock { $0 = [] }
             return server.state.changeCount
         }
-        let offer = try Self.offer(for: items, placeholder: placeholder, sealedInParts: true)
+        let offer: SelectionOffer
+        do {
+            offer = try DesktopOffer.offer(for: items, placeholder: placeholder, sealedInParts: true)
+        } catch {
+            throw .unsupportedItems(error.reason)
+        }
         let result = server.perform { server -> Result<Int, X11PasteboardError> in
             do throws(X11PasteboardError) { return .success(try server.own(offer)) } catch { return .failure(error) }
         }
@@ -164,22 +168,33 @@ public final class X11Pasteboard: Pasteboard {
             // One round trip: the target list, the sealed set and UTF-8 text together.
             var first = try reader.convert(atom, targets: [conn.atom("TARGETS"), sealedAtom, conn.atom("UTF8_STRING")], timeout: timeout)
             let text = first[2].map { PasteboardItem(type: PasteboardItem.textType, bytes: $0.bytes) }
-            var sealed = first[1]?.bytes
+            let offered = first[0].flatMap { list in
+                list.format == 32 ? Set(list.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }) : nil
+            } ?? []
+            // Only a set the owner lists is one (an owner such as xclip answers every target
+            // with its text): then it must decode.
+            var sealed = offered.contains(sealedAtom) ? first[1]?.bytes : nil
             first[1] = nil // `sealed` is now the only reference: unwrapping it does not copy
-            if let envelopes = Self.envelopes(inSet: &sealed) {
+            let envelopes: [[UInt8]]?
+            do throws(SealedSet.DecodingError) {
+                envelopes = try DesktopOffer.envelopes(inSet: &sealed)
+            } catch {
+                throw .sealedSetBroken(error.description)
+            }
+            if let envelopes {
                 // The sealed representations, then the clear text (the placeholder) for an app
                 // that may not open them.
                 return envelopes.map { PasteboardItem(type: PasteboardItem.sealedType, bytes: $0) } + (text.map { [$0] } ?? [])
             }
             if let text { return [text] }
-            guard let list = first[0], list.format == 32 else { return [] }
-            let offeredSet = Set(list.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) })
-            for name in Self.textTargets.dropFirst() where offeredSet.contains(conn.atom(name)) {
+            for name in DesktopOffer.textTargets where name != "UTF8_STRING" && offered.contains(conn.atom(name)) {
                 guard let value = try reader.convert(atom, target: conn.atom(name), timeout: timeout) else { continue }
-                let bytes = name == "STRING" ? Self.utf8(fromLatin1: value.bytes) : value.bytes
-                return [PasteboardItem(type: PasteboardItem.textType, bytes: bytes)]
+                // STRING is Latin-1; TEXT is whatever encoding its type names (ICCCM 2.7.1).
+                let latin1 = value.type == X11.atomSTRING
+                return [PasteboardItem(type: PasteboardItem.textType,
+                                       bytes: latin1 ? DesktopOffer.utf8(fromLatin1: value.bytes) : value.bytes)]
             }
-            for (name, type) in [("text/html", "public.html"), ("image/png", "public.png")] where offeredSet.contains(conn.atom(name)) {
+            for (name, type) in DesktopOffer.otherReadable where offered.contains(conn.atom(name)) {
                 guard let value = try reader.convert(atom, target: conn.atom(name), timeout: timeout) else { continue }
                 return [PasteboardItem(type: type, bytes: value.bytes)]
             }
@@ -212,135 +227,5 @@ public final class X11Pasteboard: Pasteboard {
         }
         _ = done.wait(timeout: .now() + .milliseconds(Int((timeout + .milliseconds(200)).milliseconds)))
         return result.withLock { $0 }
-    }
-
-    // MARK: Offer
-
-    /// What to offer for `items`: clear representations under their targets, or (all items
-    /// sealed) the sealed set plus the placeholder under every text target of a text item.
-    /// With `sealedInParts` a sealed set of more than ``partsThreshold`` bytes is its framing
-    /// followed by the envelopes themselves (served one after another, never copied into one
-    /// array); else, and for smaller sets, one array (one X request; copying it costs nothing).
-    static func offer(for items: [PasteboardItem], placeholder: String,
-                      sealedInParts: Bool = false) throws(X11PasteboardError) -> SelectionOffer {
-        let sealed = items.filter { $0.type == PasteboardItem.sealedType }
-        var offer = SelectionOffer()
-        if !sealed.isEmpty {
-            guard sealed.count == items.count else {
-                throw .unsupportedItems("a sealed item cannot travel with clear ones")
-            }
-            guard sealed.count <= SealedSet.maxEnvelopes else {
-                throw .unsupportedItems("more than \(SealedSet.maxEnvelopes) sealed representations")
-            }
-            let envelopes = sealed.map(\.bytes)
-            let inParts = sealedInParts && envelopes.reduce(0, { $0 + $1.count }) > partsThreshold
-            offer.targets.append(inParts ? .init(SealedSet.targetName, parts: sealedSetParts(envelopes), zeroedWhenDropped: false)
-                                               : .init(SealedSet.targetName, SealedSet.encode(envelopes)))
-            let innerTypes = sealed.compactMap { EnvelopeFormat.itemType(ofEnvelope: $0.bytes) }
-            var names: [String] = []
-            for type in innerTypes where isText(type) {
-                for name in targets(for: type) where !names.contains(name) { names.append(name) }
-            }
-            for name in names {
-                offer.targets.append(.init(name, name == "STRING" ? latin1(placeholder) : Array(placeholder.utf8)))
-            }
-            return offer
-        }
-        for item in items {
-            for name in targets(for: item.type) where !offer.targets.contains(where: { $0.name == name }) {
-                if name == "STRING" {
-                    guard let latin = latin1OrNil(item.bytes) else { continue }
-                    offer.targets.append(.init(name, latin))
-                } else {
-                    offer.targets.append(.init(name, item.bytes))
-                }
-            }
-        }
-        guard !offer.targets.isEmpty else {
-            throw .unsupportedItems("no X11 target for the item types \(items.map(\.type))")
-        }
-        return offer
-    }
-
-    /// The envelopes of the sealed set in `set` (``SealedSet/decode(_:)``), or `nil` when it is
-    /// not one. A set of one envelope (every single-representation copy) is unwrapped in place:
-    /// its framing is removed from `set`, which becomes the envelope, without a second
-    /// payload-sized buffer.
-    static func envelopes(inSet set: inout [UInt8]?) -> [[UInt8]]? {
-        guard var bytes = set else { return nil }
-        set = nil
-        let framing = SealedSet.magic.count + 3 + 4
-        if bytes.count >= framing, bytes.count <= SealedSet.maxSize, bytes.starts(with: SealedSet.magic),
-           bytes[4] == SealedSet.version, bytes[5] == 0, bytes[6] == 1,
-           bytes[7..<framing].reduce(0, { $0 << 8 | Int($1) }) == bytes.count - framing {
-            bytes.removeSubrange(0..<framing)
-            return [bytes]
-        }
-        return try? SealedSet.decode(bytes)
-    }
-
-    /// The size over which a sealed set is served in parts rather than copied into one array.
-    static let partsThreshold = 64 << 10
-
-    /// ``SealedSet/encode(_:)`` of `envelopes` as parts that, joined, are exactly its bytes: the
-    /// framing before each envelope, and the envelope arrays themselves (shared, not copied).
-    static func sealedSetParts(_ envelopes: [[UInt8]]) -> [[UInt8]] {
-        var parts: [[UInt8]] = []
-        var framing = SealedSet.magic + [SealedSet.version, UInt8(truncatingIfNeeded: envelopes.count >> 8),
-                                         UInt8(truncatingIfNeeded: envelopes.count)]
-        for envelope in envelopes {
-            let n = UInt32(truncatingIfNeeded: envelope.count)
-            framing += [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
-            parts.append(framing)
-            parts.append(envelope)
-            framing = []
-        }
-        return parts
-    }
-
-    /// The X11 targets of a pasteboard item type.
-    static func targets(for type: String) -> [String] {
-        switch type {
-        case PasteboardItem.textType, "public.plain-text", "public.text": textTargets
-        case "public.html": ["text/html"]
-        case "public.png": ["image/png"]
-        case "public.jpeg": ["image/jpeg"]
-        default: type.contains("/") ? [type] : []
-        }
-    }
-
-    /// Whether a type is text (gets the placeholder under SecureCopy).
-    static func isText(_ type: String) -> Bool {
-        type == PasteboardItem.textType || type == "public.plain-text" || type == "public.text"
-            || type == "public.html" || type.hasPrefix("text/")
-    }
-
-    private static func latin1(_ string: String) -> [UInt8] {
-        string.unicodeScalars.map { $0.value < 256 ? UInt8($0.value) : UInt8(ascii: "?") }
-    }
-
-    private static func latin1OrNil(_ utf8: [UInt8]) -> [UInt8]? {
-        if !utf8.contains(where: { $0 >= 0x80 }) { return utf8 }
-        guard utf8.count <= 1 << 20 else { return nil }
-        guard let string = String(validating: utf8, as: UTF8.self) else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        for scalar in string.unicodeScalars {
-            guard scalar.value < 256 else { return nil }
-            out.append(UInt8(scalar.value))
-        }
-        return out
-    }
-
-    private static func utf8(fromLatin1 bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        for byte in bytes {
-            if byte < 0x80 { out.append(byte) } else {
-                out.append(0xC0 | byte >> 6)
-                out.append(0x80 | byte & 0x3F)
-            }
-        }
-        return out
     }
 }

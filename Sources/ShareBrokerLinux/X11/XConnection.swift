@@ -20,6 +20,9 @@ public enum X11PasteboardError: Error, Sendable, Hashable, CustomStringConvertib
     /// The items cannot be offered (more than one clear text representation, or a sealed item
     /// mixed with clear ones).
     case unsupportedItems(String)
+    /// The owner's sealed set (SecureCopy) arrived cut short or does not decode (`why`); nothing
+    /// was pasted, not even the placeholder. Copy the item again in the app that owns it.
+    case sealedSetBroken(String)
 
     public var description: String {
         switch self {
@@ -37,6 +40,8 @@ public enum X11PasteboardError: Error, Sendable, Hashable, CustomStringConvertib
             "the clipboard owner offered \(size) bytes, over the \(limit)-byte limit; nothing was read"
         case .unsupportedItems(let why):
             "these items cannot be put on the X11 clipboard: \(why); nothing was written"
+        case .sealedSetBroken(let why):
+            "the clipboard transfer broke: \(why); nothing was pasted, not even the placeholder (copy it again in the app that owns it)"
         }
     }
 }

@@ -50,6 +50,13 @@ struct WaylandClipboardTests {
         let result = try app.broker.copyResult(Self.representations())
         let seen = try Self.everythingReadable(on: sway)
         let types = Set(String(decoding: seen["clipboard types"] ?? [], as: UTF8.self).split(separator: "\n").map(String.init))
+        if policy != .unauthorized {
+            // Every managed offer tells clipboard managers (KeePassXC, Klipper, CopyQ, cliphist) to keep it out of their history.
+            for hint in DesktopOffer.passwordManagerHintTargets {
+                #expect(try sway.pasted(["--type", hint]) == Array("secret".utf8), "\(policy): \(hint)")
+                #expect(try sway.pasted(["--primary", "--type", hint]) == Array("secret".utf8), "\(policy): primary \(hint)")
+            }
+        }
         switch policy {
         case .authorized:
             #expect(result.action == .writeClear)
@@ -57,7 +64,7 @@ struct WaylandClipboardTests {
             #expect(seen["clipboard text/html"] == Array(Self.html.utf8))
             #expect(seen["primary"] == Array(Self.secret.utf8))
             #expect(seen["clipboard sealed"]?.isEmpty == true)
-            #expect(types == Set(X11Pasteboard.textTargets + ["text/html"]))
+            #expect(types == Set(DesktopOffer.textTargets + ["text/html"] + DesktopOffer.passwordManagerHintTargets))
         case .secureCopy:
             #expect(result.action == .writeSealed)
             for key in ["clipboard", "clipboard text/html", "clipboard STRING", "clipboard text/plain", "primary", "primary text/html"] {
@@ -67,7 +74,7 @@ struct WaylandClipboardTests {
             #expect(own.count == 2)
             #expect(seen["clipboard sealed"] == SealedSet.encode(own.map(\.bytes)), "the sealed type is exactly the sealed set")
             #expect(seen["primary sealed"] == seen["clipboard sealed"])
-            #expect(types == Set([SealedSet.targetName, "text/html"] + X11Pasteboard.textTargets))
+            #expect(types == Set([SealedSet.targetName, "text/html"] + DesktopOffer.textTargets + DesktopOffer.passwordManagerHintTargets))
             #expect(!types.contains("image/png"))
             // The sealed set opens, with the group's keys, to exactly what was copied.
             let ring = try custodian.keyRing(for: Self.notes)
@@ -283,7 +290,8 @@ struct WaylandClipboardTests {
         let _: Int = try manager.connectionForTests.perform("keep", timeout: .seconds(5)) { connection, completion in
             connection.setSelection(toKeep, completion: completion)
         }
-        #expect(Set(saved.map(\.mimeType)) == Set([SealedSet.targetName, "text/html"] + X11Pasteboard.textTargets),
+        #expect(Set(saved.map(\.mimeType)) == Set([SealedSet.targetName, "text/html"] + DesktopOffer.textTargets
+                                                    + DesktopOffer.passwordManagerHintTargets),
                 "the manager saw only the sealed set and the placeholders")
         let seen = try Self.everythingReadable(on: sway)
         #expect(seen["clipboard"] == Self.placeholder)
@@ -309,7 +317,8 @@ struct WaylandClipboardTests {
         #expect(try app.pasteboard.readSelection().count == 1, "the forged set decodes to one envelope")
         #expect(app.broker.paste() == nil, "and does not open")
         try sway.copy(Array(SealedSet.encode([foreign]).dropLast()), type: SealedSet.targetName)
-        #expect(try app.pasteboard.readSelection().isEmpty, "a truncated set is not read")
+        #expect(throws: WaylandPasteboardError.self, "a truncated set is a broken transfer") { try app.pasteboard.readSelection() }
+        #expect(app.pasteboard.read().items.isEmpty)
         #expect(app.broker.paste() == nil)
         // An owner that takes the clipboard and then never answers (wl-copy, stopped).
         guard let wlCopy = WaylandTools.wlCopy else { return }

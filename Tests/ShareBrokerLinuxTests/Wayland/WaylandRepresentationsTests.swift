@@ -15,10 +15,12 @@ struct WaylandRepresentationsTests {
         let offers = try WaylandRepresentations.offers(for: [text, png], placeholder: "nope")
         #expect(offers.first?.mimeType == SealedSet.targetName)
         #expect(try SealedSet.decode(offers.first?.bytes ?? []) == [text.bytes, png.bytes])
-        #expect(Set(offers.dropFirst().map(\.mimeType)) == Set(WaylandRepresentations.textMimeTypes))
-        #expect(offers.dropFirst().allSatisfy { $0.bytes == Array("nope".utf8) })
+        #expect(Set(offers.dropFirst().map(\.mimeType)) == Set(DesktopOffer.textTargets + DesktopOffer.passwordManagerHintTargets))
+        #expect(offers.dropFirst().allSatisfy { $0.bytes == Array("nope".utf8) || DesktopOffer.passwordManagerHintTargets.contains($0.mimeType) })
+        #expect(offers.suffix(2).map(\.mimeType) == DesktopOffer.passwordManagerHintTargets)
+        #expect(offers.suffix(2).allSatisfy { $0.bytes == Array("secret".utf8) }, "the clipboard-manager hint says secret")
         #expect(!offers.contains { $0.mimeType == "image/png" }, "a non-text representation is offered only sealed")
-        let x11 = try X11Pasteboard.offer(for: [text, png], placeholder: "nope").targets
+        let x11 = try DesktopOffer.offer(for: [text, png], placeholder: "nope").targets
         #expect(offers == x11.map { WaylandRepresentations.Offer(mimeType: $0.name, bytes: $0.bytes) }, "the same offer as the X11 adapter's")
     }
 
@@ -27,7 +29,7 @@ struct WaylandRepresentationsTests {
         let offers = try WaylandRepresentations.offers(for: [
             .text("hello"), PasteboardItem(type: "public.html", bytes: [1]), PasteboardItem(type: "image/png", bytes: [2]),
         ], placeholder: "p")
-        #expect(Set(offers.map(\.mimeType)) == Set(WaylandRepresentations.textMimeTypes + ["text/html", "image/png"]))
+        #expect(Set(offers.map(\.mimeType)) == Set(DesktopOffer.textTargets + ["text/html", "image/png"] + DesktopOffer.passwordManagerHintTargets))
         #expect(offers.first { $0.mimeType == "text/plain" }?.bytes == Array("hello".utf8))
         let ring = try KeyRing.generate()
         let sealed = PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal([1, 2, 3], itemType: PasteboardItem.textType))
@@ -39,23 +41,26 @@ struct WaylandRepresentationsTests {
 
     @Test("a paste reads the sealed set and the best text type; else one known type")
     func readOrder() {
-        #expect(WaylandRepresentations.typesToRead(from: ["TEXT", SealedSet.targetName, "text/plain"]) == [SealedSet.targetName, "text/plain"])
-        #expect(WaylandRepresentations.typesToRead(from: ["STRING", "text/plain;charset=utf-8"]) == ["text/plain;charset=utf-8"])
-        #expect(WaylandRepresentations.typesToRead(from: ["x-special/gnome", "image/png"]) == ["image/png"])
-        #expect(WaylandRepresentations.typesToRead(from: ["SAVE_TARGETS", "x-special/gnome"]) == [])
+        #expect(DesktopOffer.typesToRead(from: ["TEXT", SealedSet.targetName, "text/plain"]) == [SealedSet.targetName, "text/plain"])
+        #expect(DesktopOffer.typesToRead(from: ["STRING", "text/plain;charset=utf-8"]) == ["text/plain;charset=utf-8"])
+        #expect(DesktopOffer.typesToRead(from: ["x-special/gnome", "image/png"]) == ["image/png"])
+        #expect(DesktopOffer.typesToRead(from: ["SAVE_TARGETS", "x-special/gnome"]) == [])
     }
 
-    @Test("a sealed set reads as its envelopes then the placeholder; a broken set is ignored")
-    func readItems() {
+    @Test("a sealed set reads as its envelopes then the placeholder; a broken set is an error, never the placeholder")
+    func readItems() throws {
         let set = SealedSet.encode([[1, 2, 3], [4]])
-        let items = WaylandRepresentations.items(from: [(SealedSet.targetName, set), ("text/plain", Array("placeholder".utf8))])
+        let items = try DesktopOffer.items(from: [(SealedSet.targetName, set), ("text/plain", Array("placeholder".utf8))])
         #expect(items == [PasteboardItem(type: PasteboardItem.sealedType, bytes: [1, 2, 3]),
                           PasteboardItem(type: PasteboardItem.sealedType, bytes: [4]), .text("placeholder")])
-        let broken = WaylandRepresentations.items(from: [(SealedSet.targetName, Array(set.dropLast())), ("text/plain", Array("p".utf8))])
-        #expect(broken == [.text("p")])
-        #expect(WaylandRepresentations.items(from: [("STRING", [0x63, 0x61, 0x66, 0xE9])]) == [.text("café")], "Latin-1 STRING")
-        #expect(WaylandRepresentations.items(from: [("STRING", Array("café".utf8))]) == [.text("café")], "UTF-8 STRING as wl-copy serves it")
-        #expect(WaylandRepresentations.items(from: [("image/png", [9])]) == [PasteboardItem(type: "public.png", bytes: [9])])
+        for cut in 0..<set.count {
+            #expect(throws: SealedSet.DecodingError.self, "cut at \(cut)") {
+                try DesktopOffer.items(from: [(SealedSet.targetName, Array(set.prefix(cut))), ("text/plain", Array("p".utf8))])
+            }
+        }
+        #expect(try DesktopOffer.items(from: [("STRING", [0x63, 0x61, 0x66, 0xE9])]) == [.text("café")], "Latin-1 STRING")
+        #expect(try DesktopOffer.items(from: [("STRING", Array("café".utf8))]) == [.text("café")], "UTF-8 STRING as wl-copy serves it")
+        #expect(try DesktopOffer.items(from: [("image/png", [9])]) == [PasteboardItem(type: "public.png", bytes: [9])])
     }
 
     @Test("no compositor: a clear error, no crash")

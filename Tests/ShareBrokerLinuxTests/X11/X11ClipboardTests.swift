@@ -44,6 +44,18 @@ struct X11ClipboardTests {
             let result = try app.broker.copyResult(Self.representations())
             let seen = try Self.everythingReadable(on: display)
             let placeholder = Array(ServerConfigKey.defaultClipboardPlaceholder.utf8)
+            if policy != .unauthorized {
+                // Every managed offer tells clipboard managers (KeePassXC, Klipper, CopyQ) to keep it out of their history.
+                for hint in DesktopOffer.passwordManagerHintTargets {
+                    #expect(try display.xclipOut(target: hint) == Array("secret".utf8), "\(policy): \(hint)")
+                    #expect(try display.xclipOut("primary", target: hint) == Array("secret".utf8), "\(policy): primary \(hint)")
+                }
+                // TEXT is answered in the encoding actually sent (ICCCM 2.7.1), never with the type TEXT.
+                let reader = try SelectionReader(display: display.name, limit: 1 << 20)
+                let text = try reader.convert(reader.conn.atom("CLIPBOARD"), target: reader.conn.atom("TEXT"), timeout: .seconds(2))
+                #expect(text?.type == reader.conn.atom("UTF8_STRING"), "\(policy): TEXT's property type")
+                #expect(text?.bytes == (policy == .authorized ? Array(Self.secret.utf8) : placeholder), "\(policy): TEXT's bytes")
+            }
             switch policy {
             case .authorized:
                 #expect(result.action == .writeClear)
@@ -264,21 +276,24 @@ struct X11OfferTests {
         let ring = try KeyRing.generate()
         let text = PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(Array("secret text".utf8), itemType: PasteboardItem.textType))
         let png = PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal([0x89, 0x50, 0x4e, 0x47], itemType: "public.png"))
-        let offer = try X11Pasteboard.offer(for: [text, png], placeholder: "nope")
+        let offer = try DesktopOffer.offer(for: [text, png], placeholder: "nope")
         let names = offer.targets.map(\.name)
         #expect(names.first == SealedSet.targetName)
-        #expect(Set(names) == Set([SealedSet.targetName] + X11Pasteboard.textTargets))
-        for target in offer.targets.dropFirst() { #expect(target.bytes == Array("nope".utf8)) }
+        #expect(Set(names) == Set([SealedSet.targetName] + DesktopOffer.textTargets + DesktopOffer.passwordManagerHintTargets))
+        for target in offer.targets.dropFirst() where !DesktopOffer.passwordManagerHintTargets.contains(target.name) {
+            #expect(target.bytes == Array("nope".utf8))
+        }
         #expect(try SealedSet.decode(offer.targets[0].bytes) == [text.bytes, png.bytes])
-        let onlyImage = try X11Pasteboard.offer(for: [png], placeholder: "nope")
-        #expect(onlyImage.targets.map(\.name) == [SealedSet.targetName], "no placeholder without a text representation")
+        let onlyImage = try DesktopOffer.offer(for: [png], placeholder: "nope")
+        #expect(onlyImage.targets.map(\.name) == [SealedSet.targetName] + DesktopOffer.passwordManagerHintTargets,
+                "no placeholder without a text representation")
     }
 
     @Test("a sealed item mixed with clear ones is refused")
     func mixed() throws {
         let ring = try KeyRing.generate()
         let sealed = PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal([1, 2, 3], itemType: PasteboardItem.textType))
-        #expect(throws: X11PasteboardError.self) { try X11Pasteboard.offer(for: [sealed, .text("clear")], placeholder: "p") }
+        #expect(throws: DesktopOffer.Unsupported.self) { try DesktopOffer.offer(for: [sealed, .text("clear")], placeholder: "p") }
     }
 
     @Test("truncated, oversized or padded sealed sets are refused")

@@ -18,7 +18,7 @@ struct X11SealedPartsTests {
     @Test("the parts, joined, are exactly the encoded set, and share the envelopes' storage")
     func partsAreTheEncoding() throws {
         for envelopes in Self.envelopeLists {
-            let parts = X11Pasteboard.sealedSetParts(envelopes)
+            let parts = DesktopOffer.sealedSetParts(envelopes)
             #expect(Array(parts.joined()) == SealedSet.encode(envelopes))
             #expect(parts.count == 2 * envelopes.count)
             for (index, envelope) in envelopes.enumerated() where !envelope.isEmpty {
@@ -32,13 +32,13 @@ struct X11SealedPartsTests {
         let text = Array(String(repeating: "secret text ", count: 8_000).utf8) // 96 KB: over the threshold
         let items = [PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(text, itemType: PasteboardItem.textType)),
                      PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal([0x89, 0x50], itemType: "public.png"))]
-        let inParts = try X11Pasteboard.offer(for: items, placeholder: "nope", sealedInParts: true)
-        let whole = try X11Pasteboard.offer(for: items, placeholder: "nope")
+        let inParts = try DesktopOffer.offer(for: items, placeholder: "nope", sealedInParts: true)
+        let whole = try DesktopOffer.offer(for: items, placeholder: "nope")
         #expect(inParts.targets.map(\.name) == whole.targets.map(\.name))
         #expect(inParts.targets.map(\.bytes) == whole.targets.map(\.bytes))
         #expect(inParts.targets[0].parts.count == 4 && whole.targets[0].parts.count == 1)
         let small = [PasteboardItem(type: PasteboardItem.sealedType, bytes: try ring.seal(Array("secret text".utf8), itemType: PasteboardItem.textType))]
-        let smallOffer = try X11Pasteboard.offer(for: small, placeholder: "nope", sealedInParts: true)
+        let smallOffer = try DesktopOffer.offer(for: small, placeholder: "nope", sealedInParts: true)
         #expect(smallOffer.targets[0].parts == [SealedSet.encode(small.map(\.bytes))], "a small set is one array, one request")
         #expect(!inParts.targets[0].zeroedWhenDropped, "ciphertext shared with the app's record is not copied to be zeroed")
         let placeholdersZeroed = inParts.targets.dropFirst().allSatisfy { $0.zeroedWhenDropped }
@@ -49,11 +49,11 @@ struct X11SealedPartsTests {
     func unwrapMatchesDecode() throws {
         for envelopes in Self.envelopeLists {
             var set: [UInt8]? = SealedSet.encode(envelopes)
-            #expect(X11Pasteboard.envelopes(inSet: &set) == envelopes)
+            #expect(try DesktopOffer.envelopes(inSet: &set) == envelopes)
             #expect(set == nil)
         }
         var none: [UInt8]? = nil
-        #expect(X11Pasteboard.envelopes(inSet: &none) == nil)
+        #expect(try DesktopOffer.envelopes(inSet: &none) == nil)
         let one = SealedSet.encode([[1, 2, 3, 4, 5]])
         var broken: [[UInt8]] = (0..<one.count).map { Array(one[0..<$0]) }   // every truncation
         broken.append(one + [0])                                              // padded
@@ -71,7 +71,7 @@ struct X11SealedPartsTests {
         broken.append(count)
         for bytes in broken {
             var set: [UInt8]? = bytes
-            #expect(X11Pasteboard.envelopes(inSet: &set) == nil, "\(bytes)")
+            #expect(throws: SealedSet.DecodingError.self, "\(bytes)") { try DesktopOffer.envelopes(inSet: &set) }
             #expect(throws: SealedSet.DecodingError.self) { try SealedSet.decode(bytes) }
         }
     }
@@ -115,7 +115,7 @@ struct X11SealedPartsDisplayTests {
             #expect(try notes.broker.copyResult([text, png]).action == .writeSealed)
             let own = notes.pasteboard.read().items
             #expect(own.count == 2 && own.allSatisfy { $0.type == PasteboardItem.sealedType })
-            let served = try X11Pasteboard.offer(for: own, placeholder: "p", sealedInParts: true)
+            let served = try DesktopOffer.offer(for: own, placeholder: "p", sealedInParts: true)
             #expect(served.targets[0].parts.count == 4, "served in parts")
             let read = try display.run(X11Tools.xclip, ["-o", "-selection", "clipboard", "-t", SealedSet.targetName], timeout: .seconds(30))
             #expect(read.status == 0)
@@ -127,7 +127,7 @@ struct X11SealedPartsDisplayTests {
         }
     }
 
-    @Test("a sealed set that is cut, padded or altered pastes nothing, and nothing of the plaintext is readable")
+    @Test("a sealed set that is cut, padded or altered pastes nothing, and nothing of the plaintext is readable; a set cut short or padded is a broken transfer, not the placeholder")
     func brokenSetPastesNothing() throws {
         let display = try XvfbDisplay()
         let custodian = try InProcessKeyCustodian(entitledAppIDs: [Self.notes, Self.viewer])
@@ -149,28 +149,40 @@ struct X11SealedPartsDisplayTests {
         let frame = EnvelopeFormat.chunkSize + EnvelopeFormat.chunkOverhead
         let body = envelope.count - header
         let lastChunk = body - (body - 1) / frame * frame
-        let broken: [(String, [UInt8])] = [
-            ("cut in the middle", Array(set.prefix(set.count / 2))),
-            ("cut by a chunk's length", Array(set.prefix(set.count - 65_553))),
-            ("padded", set + [0]),
-            ("a chunk altered", altered),
-            ("the last chunk altered", lastTag),
-            ("the envelope cut at a chunk boundary, framing fixed", SealedSet.encode([Array(envelope.dropLast(lastChunk))])),
+        // (what, bytes, whether the set's framing is broken: then the read itself is an error)
+        let broken: [(String, [UInt8], Bool)] = [
+            ("cut in the middle", Array(set.prefix(set.count / 2)), true),
+            ("cut by a chunk's length", Array(set.prefix(set.count - 65_553)), true),
+            ("padded", set + [0], true),
+            ("a chunk altered", altered, false),
+            ("the last chunk altered", lastTag, false),
+            ("the envelope cut at a chunk boundary, framing fixed", SealedSet.encode([Array(envelope.dropLast(lastChunk))]), false),
             ("two chunks swapped", SealedSet.encode([Array(envelope.prefix(header)) + Array(envelope[(header + frame)..<(header + 2 * frame)])
-                                                     + Array(envelope[header..<(header + frame)]) + Array(envelope[(header + 2 * frame)...])])),
+                                                     + Array(envelope[header..<(header + frame)]) + Array(envelope[(header + 2 * frame)...])]), false),
         ]
         // Another owner offers only the broken set (xclip would also answer UTF8_STRING with it).
         let other = try SelectionServer(display: display.name, selections: ["CLIPBOARD"], transferTimeout: .seconds(5))
         other.start()
         defer { other.stop() }
-        for (what, bytes) in broken {
-            let offer = SelectionOffer(targets: [.init(SealedSet.targetName, bytes)])
+        for (what, bytes, framingBroken) in broken {
+            let offer = SelectionOffer(targets: [.init(SealedSet.targetName, bytes), .init("UTF8_STRING", Array("placeholder".utf8))])
             #expect(other.perform { (try? $0.own(offer)) != nil } == true, "\(what): the other owner took the clipboard")
             #expect(try display.xclipOut(target: SealedSet.targetName) == bytes, "\(what): offered as is")
             #expect(!notes.pasteboard.ownsClipboard, "\(what): the other owner owns the clipboard")
             #expect(viewer.broker.paste() == nil, "\(what): nothing pastes")
-            for items in [try viewer.pasteboard.readSelection("CLIPBOARD"), viewer.pasteboard.read().items] {
-                #expect(!items.contains { $0.type != PasteboardItem.sealedType }, "\(what): no clear item")
+            let selection: [PasteboardItem]
+            do {
+                selection = try viewer.pasteboard.readSelection("CLIPBOARD")
+                #expect(!framingBroken, "\(what): a broken set must not read as items")
+            } catch {
+                let broke = if case .sealedSetBroken = error { true } else { false }
+                #expect(broke && framingBroken, "\(what): only a broken set is a broken transfer (\(error))")
+                selection = []
+            }
+            for items in [selection, viewer.pasteboard.read().items] {
+                #expect(!items.contains { $0.type != PasteboardItem.sealedType && $0 != .text("placeholder") },
+                        "\(what): no clear item but the placeholder offered with the set")
+                if framingBroken { #expect(items.isEmpty, "\(what): a broken set reads as nothing at all") }
                 #expect(!items.contains { $0.bytes.containsRun(of: Array(secret.prefix(64))) }, "\(what): no plaintext")
             }
         }

@@ -32,7 +32,7 @@ struct NotificationTests {
         case (_, .block):
             #expect(content.decision.action == .blocked)
             #expect(content.title == nil && content.body == nil && !content.mayPost)
-            #expect(fixture.sink.blockedAttempts.last?.action == "notification")
+            #expect(fixture.sink.blockedAttempts.last?.action == .notification)
         }
     }
 
@@ -87,7 +87,7 @@ struct OpenFromMatrixTests {
                     #expect(content == Array("report".utf8))
                     #expect(fixture.sink.blockedAttempts.count == before)
                 } else {
-                    #expect(fixture.sink.blockedAttempts.last?.action == "openFrom")
+                    #expect(fixture.sink.blockedAttempts.last?.action == .openFrom)
                     #expect(fixture.sink.blockedAttempts.last?.target == source, "the source is reported")
                     let callback = implemented && update != nil ? ["openFromBlocked:\(source ?? "?")"] : []
                     #expect(fixture.delegate.calls == callback)

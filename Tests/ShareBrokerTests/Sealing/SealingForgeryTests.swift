@@ -112,7 +112,7 @@ struct SealingForgeryTests {
                                        sealer: "com.acme.notes", sealedAt: later)
         fixture.pasteboard.write([PasteboardItem(type: PasteboardItem.sealedType, bytes: forged)])
         #expect(fixture.broker.paste() == nil)
-        #expect(fixture.sink.blockedAttempts.last?.action == "paste")
+        #expect(fixture.sink.blockedAttempts.last?.action == .paste)
         #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemForged")
 
         // Sealed before the rotation: still pastes, and names the app that sealed it.
