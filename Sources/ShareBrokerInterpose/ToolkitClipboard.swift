@@ -20,23 +20,10 @@ public enum ToolkitClipboardError: Error, Sendable, Equatable, CustomStringConve
     }
 }
 
-/// The selection a toolkit tried to take.
-package enum ToolkitSelection: Int32, Sendable, CaseIterable {
-    case clipboard = 1
-    case primary = 2
-}
-
 /// Decides each attempt of the process's toolkits to take a selection, with the broker's copy
 /// rules. Process-wide: the hooks are installed once; a later call makes another broker decide.
 package final class ToolkitClipboardGovernor: Sendable {
-    /// A burst of attempts on one selection closer together than this (the PRIMARY selection
-    /// while the user drags a selection, a key held down) is reported as one attempt.
-    package static let burst: Duration = .seconds(1)
-
     private let broker: @Sendable () -> ShareBroker?
-    /// When each selection's last blocked attempt was seen.
-    private let lastBlocked = ShareBrokerMutex<[ContinuousClock.Instant?]>(
-        [ContinuousClock.Instant?](repeating: nil, count: ToolkitSelection.allCases.count + 1))
 
     /// A governor asking `broker` (`nil`: the broker is gone; every attempt is refused).
     package init(broker: @escaping @Sendable () -> ShareBroker?) {
@@ -45,8 +32,10 @@ package final class ToolkitClipboardGovernor: Sendable {
 
     /// Whether the toolkit may take `selection`. Unauthorized, SecureCopy without secure
     /// services, no policy yet, and SecureCopy itself (sealing a toolkit's offer in process is
-    /// not built yet: failing closed, nothing goes out in the clear) keep the previous owner.
-    package func allows(_ selection: ToolkitSelection) -> Bool {
+    /// not built yet: failing closed, nothing goes out in the clear) keep the previous owner. A
+    /// blocked attempt is reported once per burst on its selection (the core's
+    /// `CopyAttemptBursts`: the PRIMARY selection while the user drags, a key held down).
+    package func allows(_ selection: CopySelection) -> Bool {
         guard let broker = broker() else { return false }
         // The character-count exception needs the text, which the hook does not read: a toolkit
         // copy is counted as long text (fail closed).
@@ -57,19 +46,8 @@ package final class ToolkitClipboardGovernor: Sendable {
         case .writeSealed:
             return false
         case .blocked:
-            if firstOfBurst(selection) { broker.reportBlockedCopy(decision) }
+            broker.reportBlockedCopy(decision, origin: .toolkit(selection))
             return false
-        }
-    }
-
-    /// Whether an attempt on `selection` now starts a new burst (and remembers it either way).
-    private func firstOfBurst(_ selection: ToolkitSelection) -> Bool {
-        let now = ContinuousClock.now
-        return lastBlocked.withLock { last in
-            let index = Int(selection.rawValue)
-            defer { last[index] = now }
-            guard let previous = last[index] else { return true }
-            return previous.duration(to: now) >= Self.burst
         }
     }
 }
@@ -81,7 +59,9 @@ package enum ToolkitClipboard {
     package static func govern(by broker: @escaping @Sendable () -> ShareBroker?) throws(ToolkitClipboardError) {
         let governor = Unmanaged.passRetained(ToolkitClipboardGovernor(broker: broker))
         let status = sbi_install({ context, selection, _ in
-            guard let context, let which = ToolkitSelection(rawValue: selection) else { return Int32(SBI_BLOCK) }
+            guard let context else { return Int32(SBI_BLOCK) }
+            // Anything but PRIMARY is the clipboard (the hooks pass only the two).
+            let which: CopySelection = selection == Int32(SBI_SELECTION_PRIMARY) ? .primary : .clipboard
             let governor = Unmanaged<ToolkitClipboardGovernor>.fromOpaque(context).takeUnretainedValue()
             return governor.allows(which) ? Int32(SBI_ALLOW) : Int32(SBI_BLOCK)
         }, governor.toOpaque())

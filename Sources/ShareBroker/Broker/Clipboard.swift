@@ -194,19 +194,6 @@ extension PasteboardItem {
 }
 
 extension ShareBroker {
-    /// Reports a copy decided with ``decideCopy(characters:)`` and refused: the blocked-attempt
-    /// record and, when the decision owes it, the app's `copyAttemptedWhenUnauthorized`. For
-    /// copies that do not go through ``copy(_:fromWebView:)-(PasteboardItem,_)`` (a toolkit's
-    /// own clipboard write, governed in process); nothing is written either way.
-    package func reportBlockedCopy(_ decision: CopyDecision) {
-        guard decision.action == .blocked else { return }
-        let snapshot = currentSnapshot
-        reportBlocked("copy", target: nil, rule: decision.rule.rawValue, generation: decision.generation)
-        if decision.notifiesApp && snapshot.isReady {
-            delegate?.copyAttemptedWhenUnauthorized(policy: snapshot.pasteboardPolicy)
-        }
-    }
-
     /// Decides a copy of the current identity's content without writing anything: what a copy of
     /// one item with that many characters does. Never allocates.
     /// - Parameter characters: for plain text, ``PasteboardItem/characterCount(limit:)`` with the

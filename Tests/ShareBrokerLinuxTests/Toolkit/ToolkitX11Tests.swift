@@ -61,7 +61,7 @@ struct X11Toolkit: Sendable, CustomStringConvertible {
         #expect(try display.xselOut("-b") == Array("previous-clipboard".utf8))
         #expect(try display.xselOut("-p") == Array("previous-primary".utf8))
         // The app's copy_attempted_when_unauthorized ran, once per burst and selection (the
-        // attempts above come within a second of each other).
+        // attempts above come less than 2 s apart on each selection).
         #expect(app.count("copy-attempted") >= 1)
         #expect(app.count("copy-attempted") <= 4)
     }
