@@ -41,6 +41,14 @@ enum ToolkitApps {
         return nil
     }()
 
+    static let gtk3Unavailable: String? = {
+        if !X11Tools.available { return "\(X11Tools.skipReason.rawValue)" }
+        if gcc == nil || pkgConfig == nil || xdotool == nil || !hasModule("gtk+-3.0") {
+            return "gcc, pkg-config, xdotool or GTK 3's headers are missing (make deps installs libgtk-3-dev xdotool)"
+        }
+        return nil
+    }()
+
     static let qtUnavailable: String? = {
         if !X11Tools.available { return "\(X11Tools.skipReason.rawValue)" }
         if gxx == nil || pkgConfig == nil || xdotool == nil || !hasModule("Qt6Widgets") {
@@ -66,11 +74,11 @@ enum ToolkitApps {
     }()
 
     /// Compiles `source` (in Apps/) with `compiler` against `module`; the executable's path.
-    static func build(_ source: String, compiler: String?, module: String, extra: [String]) throws -> String {
+    static func build(_ source: String, compiler: String?, module: String, extra: [String], named name: String) throws -> String {
         guard let compiler, let pkgConfig else { throw HarnessError("no compiler") }
         let folder = try libraryFolder.get()
         let flags = try output(pkgConfig, ["--cflags", "--libs", module])
-        let executable = folder + "/" + source.split(separator: ".")[0]
+        let executable = folder + "/" + name
         var arguments = ["-O1", "-Wall", "-Wextra", "-o", executable, apps.appendingPathComponent(source).path,
                          "-I", include.path, "-I", apps.path] + extra
         arguments += flags.split(separator: " ").map(String.init)
@@ -81,13 +89,19 @@ enum ToolkitApps {
     }
 
     static let gtkApp = Result { () throws(HarnessError) -> String in
-        do { return try build("gtk_text.c", compiler: gcc, module: "gtk4", extra: ["-std=gnu11"]) } catch let e as HarnessError { throw e } catch {
+        do { return try build("gtk_text.c", compiler: gcc, module: "gtk4", extra: ["-std=gnu11"], named: "gtk4_text") } catch let e as HarnessError { throw e } catch {
+            throw HarnessError("\(error)")
+        }
+    }
+
+    static let gtk3App = Result { () throws(HarnessError) -> String in
+        do { return try build("gtk_text.c", compiler: gcc, module: "gtk+-3.0", extra: ["-std=gnu11"], named: "gtk3_text") } catch let e as HarnessError { throw e } catch {
             throw HarnessError("\(error)")
         }
     }
 
     static let qtApp = Result { () throws(HarnessError) -> String in
-        do { return try build("qt_text.cpp", compiler: gxx, module: "Qt6Widgets", extra: ["-std=c++17", "-fPIC"]) } catch let e as HarnessError { throw e } catch {
+        do { return try build("qt_text.cpp", compiler: gxx, module: "Qt6Widgets", extra: ["-std=c++17", "-fPIC"], named: "qt6_text") } catch let e as HarnessError { throw e } catch {
             throw HarnessError("\(error)")
         }
     }

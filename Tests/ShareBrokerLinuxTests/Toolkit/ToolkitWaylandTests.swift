@@ -11,6 +11,8 @@ struct WaylandToolkit: Sendable, CustomStringConvertible {
 
     static let gtk = WaylandToolkit(description: "GTK 4", backend: ["GDK_BACKEND": "wayland"],
                                     executable: { try ToolkitApps.gtkApp.get() })
+    static let gtk3 = WaylandToolkit(description: "GTK 3", backend: ["GDK_BACKEND": "wayland"],
+                                     executable: { try ToolkitApps.gtk3App.get() })
     static let qt = WaylandToolkit(description: "Qt 6", backend: ["QT_QPA_PLATFORM": "wayland"],
                                    executable: { try ToolkitApps.qtApp.get() })
 
@@ -112,4 +114,18 @@ struct ToolkitQtWaylandTests {
 
     @Test("authorized: the toolkit's own offer goes out unchanged")
     func authorized() throws { try WaylandToolkit.qt.authorizedUnchanged() }
+}
+
+@Suite("A GTK 3 app's own clipboard writes on Wayland (sway), governed", .serialized,
+       .enabled(if: ToolkitApps.gtk3Unavailable == nil && WaylandTools.available && ToolkitApps.wtype != nil,
+                Comment(rawValue: ToolkitApps.gtk3Unavailable ?? WaylandTools.unavailableReason ?? "wtype is not installed (make deps)")))
+struct ToolkitGTK3WaylandTests {
+    @Test("unauthorized: Ctrl+C, the copy/cut-clipboard signals and selecting change neither the clipboard nor the primary selection")
+    func unauthorized() throws { try WaylandToolkit.gtk3.unauthorizedBlocksEverything() }
+
+    @Test("the same app without the call: its Ctrl+C and selection reach both selections (what the call prevents)")
+    func ungoverned() throws { try WaylandToolkit.gtk3.ungovernedAppLeaks() }
+
+    @Test("authorized: the toolkit's own offer goes out unchanged")
+    func authorized() throws { try WaylandToolkit.gtk3.authorizedUnchanged() }
 }

@@ -13,6 +13,8 @@ struct X11Toolkit: Sendable, CustomStringConvertible {
 
     static let gtk = X11Toolkit(description: "GTK 4", window: "sbtoolkit-gtk", backend: ["GDK_BACKEND": "x11"],
                                 executable: { try ToolkitApps.gtkApp.get() })
+    static let gtk3 = X11Toolkit(description: "GTK 3", window: "sbtoolkit-gtk3", backend: ["GDK_BACKEND": "x11"],
+                                 executable: { try ToolkitApps.gtk3App.get() })
     static let qt = X11Toolkit(description: "Qt 6", window: "sbtoolkit-qt", backend: ["QT_QPA_PLATFORM": "xcb"],
                                executable: { try ToolkitApps.qtApp.get() })
 
@@ -127,4 +129,20 @@ struct ToolkitQtX11Tests {
 
     @Test("SecureCopy: no plaintext reaches either selection (fails closed until the sealed offer exists)")
     func secureCopy() throws { try X11Toolkit.qt.secureCopyNoPlaintext() }
+}
+
+@Suite("A GTK 3 app's own clipboard writes on X11, governed", .serialized,
+       .enabled(if: ToolkitApps.gtk3Unavailable == nil, Comment(rawValue: ToolkitApps.gtk3Unavailable ?? "")))
+struct ToolkitGTK3X11Tests {
+    @Test("unauthorized: Ctrl+C, Ctrl+X, the copy/cut-clipboard signals and selecting change neither CLIPBOARD nor PRIMARY; the app is told")
+    func unauthorized() throws { try X11Toolkit.gtk3.unauthorizedBlocksEverything() }
+
+    @Test("the same app without the call: its Ctrl+C and selection reach both selections (what the call prevents)")
+    func ungoverned() throws { try X11Toolkit.gtk3.ungovernedAppLeaks() }
+
+    @Test("authorized: the toolkit's own offer goes out unchanged on both selections")
+    func authorized() throws { try X11Toolkit.gtk3.authorizedUnchanged() }
+
+    @Test("SecureCopy: no plaintext reaches either selection (fails closed until the sealed offer exists)")
+    func secureCopy() throws { try X11Toolkit.gtk3.secureCopyNoPlaintext() }
 }

@@ -1,5 +1,5 @@
-/* A GTK 4 test app: a text view holding $SB_TEXT, all selected, in a window titled
- * "sbtoolkit-gtk". Managed by managed.h (one call). Prints "ready" once the window is mapped.
+/* A GTK test app, built against GTK 4 or GTK 3: a text view holding $SB_TEXT, all selected, in
+ * a window titled "sbtoolkit-gtk" (GTK 4) or "sbtoolkit-gtk3". Managed by managed.h (one call). Prints "ready" once the window is mapped.
  * Commands on standard input, one a line: "copy" / "cut" activate the clipboard actions (what
  * the context menu's Copy and Cut do), "select" puts the text back and selects all of it (PRIMARY). */
 #include <gtk/gtk.h>
@@ -17,9 +17,17 @@ static gboolean on_command(GIOChannel *channel, GIOCondition condition, gpointer
     g_strchomp(line);
     GtkTextBuffer *buffer = gtk_text_view_get_buffer(GTK_TEXT_VIEW(view));
     if (strcmp(line, "copy") == 0) {
+#if GTK_MAJOR_VERSION >= 4
         gtk_widget_activate_action(view, "clipboard.copy", NULL);
+#else
+        g_signal_emit_by_name(view, "copy-clipboard");
+#endif
     } else if (strcmp(line, "cut") == 0) {
+#if GTK_MAJOR_VERSION >= 4
         gtk_widget_activate_action(view, "clipboard.cut", NULL);
+#else
+        g_signal_emit_by_name(view, "cut-clipboard");
+#endif
     } else if (strcmp(line, "select") == 0) {
         /* The text again (a cut removed it), then all of it selected. */
         gtk_text_buffer_set_text(buffer, getenv("SB_TEXT") ? getenv("SB_TEXT") : "known-text-4711", -1);
@@ -49,7 +57,7 @@ static void on_map(GtkWidget *widget, gpointer data) {
 static void activate(GtkApplication *app, gpointer data) {
     (void)data;
     GtkWidget *window = gtk_application_window_new(app);
-    gtk_window_set_title(GTK_WINDOW(window), "sbtoolkit-gtk");
+    gtk_window_set_title(GTK_WINDOW(window), GTK_MAJOR_VERSION >= 4 ? "sbtoolkit-gtk" : "sbtoolkit-gtk3");
     gtk_window_set_default_size(GTK_WINDOW(window), 300, 100);
     view = gtk_text_view_new();
     GtkTextBuffer *buffer = gtk_text_view_get_buffer(GTK_TEXT_VIEW(view));
@@ -58,9 +66,14 @@ static void activate(GtkApplication *app, gpointer data) {
     GtkTextIter start, end;
     gtk_text_buffer_get_bounds(buffer, &start, &end);
     gtk_text_buffer_select_range(buffer, &start, &end);
-    gtk_window_set_child(GTK_WINDOW(window), view);
     g_signal_connect(window, "map", G_CALLBACK(on_map), NULL);
+#if GTK_MAJOR_VERSION >= 4
+    gtk_window_set_child(GTK_WINDOW(window), view);
     gtk_window_present(GTK_WINDOW(window));
+#else
+    gtk_container_add(GTK_CONTAINER(window), view);
+    gtk_widget_show_all(window);
+#endif
     gtk_widget_grab_focus(view);
     GIOChannel *in = g_io_channel_unix_new(0);
     g_io_add_watch(in, G_IO_IN | G_IO_HUP, on_command, NULL);
