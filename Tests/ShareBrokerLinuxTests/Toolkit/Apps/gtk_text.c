@@ -49,6 +49,16 @@ static gboolean announce(gpointer data) {
     return G_SOURCE_REMOVE;
 }
 
+/* "active" once the window has the keyboard focus (a compositor gives it; Xvfb has no window
+ * manager, so there it comes with xdotool's focus). */
+static void on_active(GObject *window, GParamSpec *spec, gpointer data) {
+    (void)spec; (void)data;
+    if (gtk_window_is_active(GTK_WINDOW(window))) {
+        printf("active\n");
+        fflush(stdout);
+    }
+}
+
 static void on_map(GtkWidget *widget, gpointer data) {
     (void)widget; (void)data;
     g_timeout_add(100, announce, NULL);
@@ -67,6 +77,7 @@ static void activate(GtkApplication *app, gpointer data) {
     gtk_text_buffer_get_bounds(buffer, &start, &end);
     gtk_text_buffer_select_range(buffer, &start, &end);
     g_signal_connect(window, "map", G_CALLBACK(on_map), NULL);
+    g_signal_connect(window, "notify::is-active", G_CALLBACK(on_active), NULL);
 #if GTK_MAJOR_VERSION >= 4
     gtk_window_set_child(GTK_WINDOW(window), view);
     gtk_window_present(GTK_WINDOW(window));

@@ -1,6 +1,6 @@
 // A Qt 6 test app: a QTextEdit holding $SB_TEXT, all selected, in a window titled
 // "sbtoolkit-qt". Managed by managed.h (one call). Prints "ready" once the window is shown.
-// Commands on standard input, one a line: "copy" / "cut" call the edit's copy() / cut() (what
+// Prints "active" when the window gets the focus. Commands on standard input, one a line: "copy" / "cut" call the edit's copy() / cut() (what
 // the context menu's Copy and Cut do), "select" selects everything again and puts it on the
 // selection clipboard as Qt's text widgets do when the mouse selects (PRIMARY).
 #include <QApplication>
@@ -8,6 +8,7 @@
 #include <QSocketNotifier>
 #include <QTextEdit>
 #include <QTimer>
+#include <QWindow>
 #include <cstdio>
 #include <string>
 #include <unistd.h>
@@ -30,6 +31,11 @@ int main(int argc, char **argv) {
     edit.activateWindow();
     edit.setFocus();
     QTimer::singleShot(200, [] { std::printf("ready\n"); std::fflush(stdout); });
+    // "active" once the window has the keyboard focus (a compositor gives it; Xvfb has no window
+    // manager, so there it comes with xdotool's focus).
+    QObject::connect(&app, &QGuiApplication::focusWindowChanged, [](QWindow *window) {
+        if (window) { std::printf("active\n"); std::fflush(stdout); }
+    });
 
     std::string pending;
     QSocketNotifier notifier(0, QSocketNotifier::Read);
