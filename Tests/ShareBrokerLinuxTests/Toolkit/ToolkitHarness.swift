@@ -57,18 +57,24 @@ enum ToolkitApps {
         return nil
     }()
 
-    /// A private folder with the library under its SONAME, which the apps are linked to (rpath).
+    /// A folder in the build (not /tmp, so nothing is left behind) with the library under its
+    /// SONAME, which the apps are linked to (rpath), and the apps.
     static let libraryFolder: Result<String, HarnessError> = {
         let library = binDirectory.appendingPathComponent("libsharebroker-c.so").path
         guard FileManager.default.fileExists(atPath: library) else {
             return .failure(HarnessError("\(library) is not built: run `swift build` (make test does) before `swift test`"))
         }
-        guard let folder = try? SwayHeadless.temporaryDirectory("sbtk-lib") else { return .failure(HarnessError("mkdtemp failed")) }
-        chmod(folder, 0o755)
+        let folder = binDirectory.appendingPathComponent("toolkit-test-apps").path
+        let link = folder + "/libsharebroker.so.1"
         do {
-            try FileManager.default.createSymbolicLink(atPath: folder + "/libsharebroker.so.1", withDestinationPath: library)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            chmod(folder, 0o755)
+            if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != library {
+                try? FileManager.default.removeItem(atPath: link)
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: library)
+            }
         } catch {
-            return .failure(HarnessError("could not link the library: \(error)"))
+            return .failure(HarnessError("could not lay out \(folder): \(error)"))
         }
         return .success(folder)
     }()
@@ -79,12 +85,19 @@ enum ToolkitApps {
         let folder = try libraryFolder.get()
         let flags = try output(pkgConfig, ["--cflags", "--libs", module])
         let executable = folder + "/" + name
-        var arguments = ["-O1", "-Wall", "-Wextra", "-o", executable, apps.appendingPathComponent(source).path,
+        // Built under a name of this process's, then renamed: a concurrent test run never runs a
+        // half-written app.
+        let building = executable + ".\(getpid())"
+        var arguments = ["-O1", "-Wall", "-Wextra", "-o", building, apps.appendingPathComponent(source).path,
                          "-I", include.path, "-I", apps.path] + extra
         arguments += flags.split(separator: " ").map(String.init)
         arguments += ["-L", folder, "-l:libsharebroker.so.1", "-Wl,-rpath," + folder]
         let status = try X11Tools.runQuietly(compiler, arguments)
-        guard status == 0 else { throw HarnessError("\(compiler) \(arguments.joined(separator: " ")) exited with \(status)") }
+        guard status == 0 else {
+            unlink(building)
+            throw HarnessError("\(compiler) \(arguments.joined(separator: " ")) exited with \(status)")
+        }
+        guard rename(building, executable) == 0 else { throw HarnessError("could not rename \(building)") }
         return executable
     }
 

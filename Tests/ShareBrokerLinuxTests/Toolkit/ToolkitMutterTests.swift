@@ -36,11 +36,29 @@ final class MutterHeadless: @unchecked Sendable {
         runtime = try SwayHeadless.temporaryDirectory("sbtk-mutter")
         chmod(runtime, 0o700)
         let base = ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": runtime, "HOME": runtime]
-        dbus = try Child(dbusDaemon, ["--session", "--nofork", "--print-address=1"], environment: base, input: nil)
+        // A bus of its own that activates no services: the session configuration would start the
+        // accessibility bus (at-spi-bus-launcher) for mutter, which outlives the bus and mutter.
+        let config = runtime + "/bus.conf"
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:dir=\(runtime)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        dbus = try Child(dbusDaemon, ["--config-file=" + config, "--nofork", "--print-address=1"], environment: base, input: nil)
         bus = dbus.readLine(until: .now + .seconds(10))
         guard !bus.isEmpty else { throw HarnessError("dbus-daemon printed no address: \(dbus.errorOutput)") }
         var environment = base
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus
+        environment["NO_AT_BRIDGE"] = "1"
         server = try Child(mutter, ["--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x800",
                                     "--wayland-display=sbtk-mutter"], environment: environment, input: nil)
         socket = runtime + "/sbtk-mutter"
