@@ -27,7 +27,7 @@ DEPS_PACKAGES = libsodium-dev libssl-dev pkg-config libxcb1-dev libxcb-xfixes0-d
 # for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian).
 WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd
 # Real GTK 4 and Qt 6 apps for the governed-toolkit tests, and the keys they are driven with.
-TOOLKIT_PACKAGES = libgtk-4-dev libgtk-3-dev qt6-base-dev qt6-wayland g++ xdotool wtype mutter dbus
+TOOLKIT_PACKAGES = libgtk-4-dev libgtk-3-dev qt6-base-dev qt6-wayland g++ xdotool wtype mutter xwayland dbus
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium libcrypto xcb xcb-xfixes \
@@ -77,7 +77,8 @@ deps:
 	@# headless GNOME compositor on a private dbus-daemon).
 	@if ! pkg-config --exists gtk4 gtk+-3.0 Qt6Widgets || ! command -v xdotool >/dev/null 2>&1 \
 		|| ! command -v wtype >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1 \
-		|| ! command -v mutter >/dev/null 2>&1 || ! command -v dbus-daemon >/dev/null 2>&1 \
+		|| ! command -v mutter >/dev/null 2>&1 || ! command -v Xwayland >/dev/null 2>&1 \
+		|| ! command -v dbus-daemon >/dev/null 2>&1 \
 		|| ! dpkg -s qt6-wayland >/dev/null 2>&1; then \
 		echo "installing $(TOOLKIT_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TOOLKIT_PACKAGES); \

@@ -10,8 +10,9 @@ final class MutterHeadless: @unchecked Sendable {
     static let dbusDaemon = X11Tools.find("dbus-daemon")
 
     static let unavailable: String? = {
-        if mutter == nil || dbusDaemon == nil || WaylandTools.wlPaste == nil || WaylandTools.wlCopy == nil {
-            return "mutter, dbus-daemon or wl-clipboard is missing (make deps installs mutter dbus wl-clipboard)"
+        if mutter == nil || dbusDaemon == nil || WaylandTools.wlPaste == nil || WaylandTools.wlCopy == nil
+            || X11Tools.find("Xwayland") == nil || X11Tools.xclip == nil {
+            return "mutter, Xwayland, dbus-daemon, xclip or wl-clipboard is missing (make deps installs mutter xwayland dbus xclip wl-clipboard)"
         }
         if ToolkitApps.gcc == nil || !ToolkitApps.hasModule("gio-2.0") { return "gcc or GIO's headers are missing" }
         return nil
@@ -30,8 +31,11 @@ final class MutterHeadless: @unchecked Sendable {
     private let server: Child
     let keys: ToolkitApp
     private var copiers: [Child] = []
+    /// With Xwayland: its display and the authority file X11 clients need.
+    private(set) var x11: (display: String, authority: String)?
 
-    init() throws {
+    /// Starts mutter, Wayland only or (`xwayland`) with Xwayland for X11 apps.
+    init(xwayland: Bool = false) throws {
         guard let mutter = Self.mutter, let dbusDaemon = Self.dbusDaemon else { throw HarnessError("mutter is not installed") }
         runtime = try SwayHeadless.temporaryDirectory("sbtk-mutter")
         chmod(runtime, 0o700)
@@ -59,8 +63,9 @@ final class MutterHeadless: @unchecked Sendable {
         var environment = base
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus
         environment["NO_AT_BRIDGE"] = "1"
-        server = try Child(mutter, ["--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x800",
-                                    "--wayland-display=sbtk-mutter"], environment: environment, input: nil)
+        server = try Child(mutter, ["--headless", "--wayland"] + (xwayland ? [] : ["--no-x11"])
+                           + ["--virtual-monitor", "1280x800", "--wayland-display=sbtk-mutter"],
+                           environment: environment, input: nil)
         socket = runtime + "/sbtk-mutter"
         let deadline = ContinuousClock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: socket) {
@@ -68,6 +73,23 @@ final class MutterHeadless: @unchecked Sendable {
                 throw HarnessError("mutter opened no Wayland socket: \(server.errorOutput.suffix(2000))")
             }
             usleep(20_000)
+        }
+        if xwayland {
+            // mutter logs "Using public X11 display :N, (using :M for managed services)".
+            while x11 == nil {
+                let log = server.errorOutput
+                if let range = log.range(of: "Using public X11 display :"),
+                   let number = log[range.upperBound...].prefix(while: \.isNumber).nilIfEmpty,
+                   let authority = try? FileManager.default.contentsOfDirectory(atPath: runtime)
+                       .first(where: { $0.hasPrefix(".mutter-Xwaylandauth.") }) {
+                    x11 = (":" + number, runtime + "/" + authority)
+                    break
+                }
+                guard ContinuousClock.now < deadline, !server.wait(timeout: .zero) else {
+                    throw HarnessError("mutter started no Xwayland: \(log.suffix(2000))")
+                }
+                usleep(20_000)
+            }
         }
         keys = try ToolkitApp(try Self.keysApp.get(), environment: environment)
         guard keys.waitFor("ready") else { throw HarnessError("no RemoteDesktop keyboard: \(keys.errorOutput)") }
@@ -86,6 +108,45 @@ final class MutterHeadless: @unchecked Sendable {
          "DBUS_SESSION_BUS_ADDRESS": bus]
     }
 
+    /// The environment of an X11 client of the Xwayland server.
+    var x11Environment: [String: String] {
+        var environment = self.environment
+        environment["DISPLAY"] = x11?.display
+        environment["XAUTHORITY"] = x11?.authority
+        return environment
+    }
+
+    /// `xclip -o` of `selection` through Xwayland: the bytes, empty when it fails.
+    func xclipOut(_ selection: String) throws -> [UInt8] {
+        guard let tool = X11Tools.xclip else { throw HarnessError("xclip is not installed") }
+        let child = try Child(tool, ["-o", "-selection", selection], environment: x11Environment, input: nil)
+        let output = child.readAll(until: .now + .seconds(5))
+        guard child.wait(timeout: .seconds(5)) else { child.kill(); throw HarnessError("xclip hung") }
+        return child.status == 0 ? output : []
+    }
+
+    /// `xclip -i`: an unmanaged X11 app owns `selection` with `text` (until Xwayland ends).
+    func xclipIn(_ text: String, selection: String) throws {
+        guard let tool = X11Tools.xclip else { throw HarnessError("xclip is not installed") }
+        // An xclip that cannot connect exits before reading its input: its writer must not kill
+        // the test process with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        // Xwayland may still be starting when mutter names its display: try again until it serves.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var errors = ""
+        while ContinuousClock.now < deadline {
+            let child = try Child(tool, ["-i", "-selection", selection], environment: x11Environment, input: Array(text.utf8))
+            _ = child.wait(timeout: .seconds(5))
+            errors = child.errorOutput
+            for _ in 0..<10 {
+                if try xclipOut(selection) == Array(text.utf8) { return }
+                usleep(20_000)
+            }
+            usleep(200_000)
+        }
+        throw HarnessError("xclip -i did not take \(selection) on Xwayland: \(errors)")
+    }
+
     /// Presses keys (`ctrl+c`) through RemoteDesktop; they go to the focused surface.
     func press(_ combo: String) -> Bool { keys.perform("keys " + combo) }
 
@@ -96,6 +157,12 @@ final class MutterHeadless: @unchecked Sendable {
         let output = child.readAll(until: .now + .seconds(5))
         guard child.wait(timeout: .seconds(5)) else { child.kill(); throw HarnessError("wl-paste hung") }
         return child.status == 0 ? output : []
+    }
+
+    /// `wl-paste --no-newline [ARGS]`, or nothing when it does not finish in 5 s (reading an X11
+    /// owner through mutter's bridge sometimes never answered here).
+    func pastedOrNothing(_ arguments: [String] = []) throws -> [UInt8] {
+        do { return try pasted(arguments) } catch { return [] }
     }
 
     /// `pasted(arguments)` once it equals `expected`, or what it is after `timeout` (a toolkit
@@ -129,6 +196,10 @@ final class MutterHeadless: @unchecked Sendable {
         }
         throw HarnessError("wl-copy's \(text) never appeared on mutter")
     }
+}
+
+extension Substring {
+    var nilIfEmpty: Substring? { isEmpty ? nil : self }
 }
 
 /// The governed toolkit apps on mutter (GNOME), natively on Wayland.
@@ -200,6 +271,48 @@ struct MutterToolkit: Sendable, CustomStringConvertible {
     }
 }
 
+/// The governed GTK 4 app as an X11 client of mutter's Xwayland: the X11 path (Xlib) under GNOME,
+/// read from both sides of mutter's clipboard bridge (xclip on X11, wl-paste on Wayland).
+enum MutterXwaylandToolkit {
+    static func start(on mutter: MutterHeadless, governed: Bool) throws -> ToolkitApp {
+        try mutter.xclipIn("previous-clipboard", selection: "clipboard")
+        var environment = mutter.x11Environment
+        environment.merge(["GDK_BACKEND": "x11", "SB_POLICY": "unauthorized", "SB_TEXT": X11Toolkit.text,
+                           "SB_GOVERN": governed ? "1" : "0"]) { $1 }
+        let app = try ToolkitApp(try ToolkitApps.gtkApp.get(), environment: environment)
+        guard app.waitFor("ready") else { throw HarnessError("the GTK 4 app did not start: \(app.errorOutput)") }
+        guard app.waitFor("active") else { throw HarnessError("mutter never focused the GTK 4 X11 window") }
+        return app
+    }
+
+    static func unauthorized() throws {
+        let mutter = try MutterHeadless(xwayland: true)
+        let app = try start(on: mutter, governed: true)
+        #expect(mutter.press("ctrl+a"))
+        #expect(mutter.press("ctrl+c"))
+        #expect(app.perform("copy"))
+        #expect(app.perform("select"))
+        usleep(500_000)
+        #expect(try mutter.xclipOut("clipboard") == Array("previous-clipboard".utf8))
+        #expect(!(try mutter.xclipOut("primary")).containsRun(of: Array(X11Toolkit.text.utf8)))
+        // Wayland clients, through mutter's bridge: never the text.
+        #expect(!(try mutter.pastedOrNothing()).containsRun(of: Array(X11Toolkit.text.utf8)))
+        #expect(!(try mutter.pastedOrNothing(["--primary"])).containsRun(of: Array(X11Toolkit.text.utf8)))
+        #expect(app.count("copy-attempted") >= 1)
+    }
+
+    static func ungoverned() throws {
+        let mutter = try MutterHeadless(xwayland: true)
+        let app = try start(on: mutter, governed: false)
+        #expect(mutter.press("ctrl+a"))
+        #expect(mutter.press("ctrl+c"))
+        #expect(app.perform("copy"))
+        let text = Array(X11Toolkit.text.utf8)
+        #expect(try mutter.xclipOut("clipboard") == text)
+        #expect(try mutter.pasted(becoming: text) == text)
+    }
+}
+
 /// One mutter at a time (each needs most of a core while it starts). GTK 4 only: Qt 6's copies on
 /// headless mutter were intermittently refused by mutter even without the call (an empty
 /// selection after Ctrl+C in 3 of 5 runs), so its control case cannot show a leak reliably here.
@@ -218,5 +331,16 @@ struct ToolkitMutterTests {
 
         @Test("authorized: the toolkit's own offer goes out unchanged")
         func authorized() throws { try MutterToolkit.gtk.authorizedUnchanged() }
+    }
+
+    @Suite("A GTK 4 app's own clipboard writes on GNOME through Xwayland (X11), governed", .serialized,
+           .enabled(if: ToolkitApps.gtkUnavailable == nil && MutterHeadless.unavailable == nil,
+                    Comment(rawValue: ToolkitApps.gtkUnavailable ?? MutterHeadless.unavailable ?? "")))
+    struct ToolkitGTKXwaylandTests {
+        @Test("unauthorized: neither X11 nor Wayland clients read the text; the previous X11 owner keeps the clipboard")
+        func unauthorized() throws { try MutterXwaylandToolkit.unauthorized() }
+
+        @Test("the same app without the call: its Ctrl+C reaches X11 and, through mutter's bridge, Wayland clients")
+        func ungoverned() throws { try MutterXwaylandToolkit.ungoverned() }
     }
 }
