@@ -21,17 +21,21 @@ PHONY_CAPI = install capi-check capi-bench
 .PHONY: $(PHONY_CAPI) units-check install-units deps demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing (and OpenSSL's libcrypto for ChaCha20-Poly1305 over large items); libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
-# for its end-to-end tests (they skip, saying so, without them).
-DEPS_PACKAGES = libsodium-dev libssl-dev pkg-config libxcb1-dev libxcb-xfixes0-dev xvfb xclip xsel
+# for its end-to-end tests (they skip, saying so, without them); xauth for the test of a display that
+# requires authorization.
+DEPS_PACKAGES = libsodium-dev libssl-dev pkg-config libxcb1-dev libxcb-xfixes0-dev xvfb xclip xsel xauth
 # libwayland-client and wayland-scanner for the Wayland clipboard adapter; sway and wl-clipboard
-# for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian).
-WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd
-# Real GTK 4 and Qt 6 apps for the governed-toolkit tests, and the keys they are driven with.
+# for its end-to-end tests (util-linux's setpriv and passwd's useradd are in every Debian); weston
+# (headless) plays a compositor without data-control, as GNOME's is.
+WAYLAND_PACKAGES = libwayland-dev libwayland-bin sway wl-clipboard util-linux passwd weston
+# Real GTK 4, GTK 3 and Qt 6 apps for the governed-toolkit tests, and the keys they are driven with
+# (mutter with Xwayland and a dbus-daemon: GNOME).
 TOOLKIT_PACKAGES = libgtk-4-dev libgtk-3-dev qt6-base-dev qt6-wayland g++ xdotool wtype mutter xwayland dbus
 
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libsodium libcrypto xcb xcb-xfixes \
-		|| ! command -v Xvfb >/dev/null 2>&1 || ! command -v xclip >/dev/null 2>&1 || ! command -v xsel >/dev/null 2>&1; then \
+		|| ! command -v Xvfb >/dev/null 2>&1 || ! command -v xclip >/dev/null 2>&1 || ! command -v xsel >/dev/null 2>&1 \
+		|| ! command -v xauth >/dev/null 2>&1; then \
 		echo "installing $(DEPS_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_PACKAGES); \
 	fi
@@ -67,7 +71,7 @@ deps:
 	@# end-to-end tests run a headless sway (as a user they create: useradd, setpriv) and
 	@# wl-clipboard; wayland-scanner (libwayland-bin) regenerates the committed protocol glue.
 	@if ! pkg-config --exists wayland-client || ! command -v wayland-scanner >/dev/null 2>&1 \
-		|| ! command -v sway >/dev/null 2>&1 || ! command -v wl-copy >/dev/null 2>&1 \
+		|| ! command -v sway >/dev/null 2>&1 || ! command -v wl-copy >/dev/null 2>&1 || ! command -v weston >/dev/null 2>&1 \
 		|| ! command -v wl-paste >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1; then \
 		echo "installing $(WAYLAND_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(WAYLAND_PACKAGES); \
@@ -119,6 +123,10 @@ wayland-protocol: deps
 		$(WDC)/include/wlr-data-control-unstable-v1-client-protocol.h
 	wayland-scanner private-code $(WDC)/protocol/wlr-data-control-unstable-v1.xml \
 		$(WDC)/wlr-data-control-unstable-v1-protocol.c
+	wayland-scanner client-header $(WDC)/protocol/ext-data-control-v1.xml \
+		$(WDC)/include/ext-data-control-v1-client-protocol.h
+	wayland-scanner private-code $(WDC)/protocol/ext-data-control-v1.xml \
+		$(WDC)/ext-data-control-v1-protocol.c
 
 build: deps
 	$(SWIFT) build

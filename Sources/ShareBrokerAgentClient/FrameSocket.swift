@@ -26,6 +26,9 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch self {
+        case .agentUnavailable(let socket, let reason) where socket.hasPrefix(AgentPaths.unsetRuntimeDirectory):
+            // No runtime folder: there is no socket path to name, only the fix.
+            "the agent cannot be found: \(reason)"
         case .agentUnavailable(let socket, let reason):
             "the agent is unavailable at \(socket) (\(reason)); start sharebrokerd, or set SHAREBROKER_SOCKET / --socket"
         case .refused(let refusal): "the agent refused this process (\(refusal.reason.rawValue)): \(refusal.message)"
@@ -67,7 +70,7 @@ final class FrameSocket: Sendable {
     /// that called `listen`) that it runs as one of `agentUserIDs`.
     static func connect(path: String, agentUserIDs: [UInt32] = defaultAgentUserIDs) throws(AgentClientError) -> FrameSocket {
         if path.hasPrefix(AgentPaths.unsetRuntimeDirectory) {
-            throw .agentUnavailable(socket: path, reason: "neither XDG_RUNTIME_DIR nor SHAREBROKER_RUNTIME_DIR is set, and there is no shared fallback folder; set one of them (or SHAREBROKER_SOCKET)")
+            throw .agentUnavailable(socket: path, reason: "neither XDG_RUNTIME_DIR nor SHAREBROKER_RUNTIME_DIR is set, and there is no shared fallback folder; set one of them (or SHAREBROKER_SOCKET / --socket)")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .agentUnavailable(socket: path, reason: String(cString: strerror(errno))) }

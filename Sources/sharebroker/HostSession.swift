@@ -11,7 +11,7 @@ struct HostOptions: ParsableArguments {
     var socket: String?
 
     @Option(name: .customLong("pasteboard"),
-            help: "The general pasteboard: x11, wayland or file. Default: x11 when DISPLAY is set, else wayland when WAYLAND_DISPLAY is set, else file ($SHAREBROKER_PASTEBOARD set means file). A path here means the file at that path.")
+            help: "The general pasteboard: x11, wayland or file. Default: wayland when WAYLAND_DISPLAY is set (x11 through Xwayland when the compositor offers no data-control protocol and DISPLAY is set), else x11 when DISPLAY is set, else file ($SHAREBROKER_PASTEBOARD set means file). A path here means the file at that path.")
     var pasteboardChoice: String?
 
     @Option(help: "The host pasteboard file (--pasteboard file). Default: $SHAREBROKER_PASTEBOARD, else RUNTIME/pasteboard.")
@@ -38,15 +38,15 @@ struct HostOptions: ParsableArguments {
 enum PasteboardKind: String, CaseIterable {
     /// The X11 CLIPBOARD and PRIMARY selections (`ShareBrokerLinux.X11Pasteboard`).
     case x11
-    /// The Wayland clipboard and primary selection through wlr data-control
+    /// The Wayland clipboard and primary selection through data-control, ext or wlr
     /// (`ShareBrokerLinux.WaylandPasteboard`).
     case wayland
     /// The file only ShareBroker's own processes read (`FilePasteboard`), the headless default.
     case file
 
     /// `--pasteboard` when given (a value that is not a kind is a file path); else the file when
-    /// a pasteboard file is named; else x11 when `DISPLAY` is set, wayland when
-    /// `WAYLAND_DISPLAY` is set, else the file.
+    /// a pasteboard file is named; else wayland when `WAYLAND_DISPLAY` is set, x11 when
+    /// `DISPLAY` is set, else the file.
     static func choose(_ option: String?, pasteboardFileGiven: Bool, environment: [String: String]) -> Result<PasteboardKind, HostSession.Failure> {
         if let option {
             if let kind = PasteboardKind(rawValue: option) { return .success(kind) }
@@ -56,19 +56,21 @@ enum PasteboardKind: String, CaseIterable {
             return .success(.file)
         }
         if pasteboardFileGiven || !(environment["SHAREBROKER_PASTEBOARD"] ?? "").isEmpty { return .success(.file) }
-        if !(environment["DISPLAY"] ?? "").isEmpty { return .success(.x11) }
         if !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty { return .success(.wayland) }
+        if !(environment["DISPLAY"] ?? "").isEmpty { return .success(.x11) }
         return .success(.file)
     }
 }
 
 extension HostOptions {
-    /// The pasteboard `--pasteboard` / `--pasteboard-file` / the environment choose.
+    /// The pasteboard `--pasteboard` / `--pasteboard-file` / the environment choose (Wayland
+    /// chosen by the environment is the library's automatic choice: X11 through Xwayland when
+    /// the compositor offers no data-control protocol).
     var pasteboard: Result<PasteboardChoice, HostSession.Failure> {
         pasteboardKind.map { kind in
             switch kind {
             case .x11: .x11
-            case .wayland: .wayland
+            case .wayland: pasteboardChoice == nil ? .automatic : .wayland
             case .file: .file(path: pasteboardPath)
             }
         }
@@ -80,7 +82,9 @@ extension DesktopPasteboard {
     static func open(_ options: HostOptions) -> Result<DesktopPasteboard, HostSession.Failure> {
         options.pasteboard.flatMap { choice in
             do throws(LinuxSetupError) {
-                return .success(try DesktopPasteboard(choice))
+                let pasteboard = try DesktopPasteboard(choice)
+                if let notice = pasteboard.notice { HostIO.error("sharebroker: \(notice)") }
+                return .success(pasteboard)
             } catch {
                 return .failure(.setup(error.description))
             }
@@ -239,6 +243,7 @@ struct HostSession {
             configuration.outbox = outbox
             configuration.urlOpener = urlOpener
             let app = try ManagedApp.attach(configuration, delegate: delegate)
+            if let notice = app.pasteboard.notice { HostIO.error("sharebroker: \(notice)") }
             return .success(HostSession(app: app, delegate: delegate))
         } catch {
             switch error {
@@ -269,6 +274,11 @@ enum HostIO {
 
     static func out(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Writes `bytes` and a newline as they are (a path whose name is not UTF-8).
+    static func out(bytes: [UInt8]) {
+        FileHandle.standardOutput.write(Data(bytes + [0x0A]))
     }
 
     /// Reads standard input, at most `limit` bytes (one more tells it is over).

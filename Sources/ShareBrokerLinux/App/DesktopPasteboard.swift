@@ -6,13 +6,16 @@ import ShareBrokerAgentProtocol
 
 /// Which general pasteboard an app on this machine copies to and pastes from.
 public enum PasteboardChoice: Sendable, Hashable {
-    /// The desktop's: X11 when `DISPLAY` is set, else Wayland when `WAYLAND_DISPLAY` is set,
-    /// else the pasteboard file of ShareBroker's own processes (`$SHAREBROKER_PASTEBOARD`, else
-    /// the agent's runtime folder). A set `SHAREBROKER_PASTEBOARD` always means the file.
+    /// The desktop's: in a Wayland session (`WAYLAND_DISPLAY` set) the Wayland clipboard through
+    /// data-control (ext, else wlr), and when the compositor offers neither (GNOME) and `DISPLAY`
+    /// is set, the X11 clipboard through Xwayland (``DesktopPasteboard/notice`` says so); else X11
+    /// when `DISPLAY` is set; else the pasteboard file of ShareBroker's own processes
+    /// (`$SHAREBROKER_PASTEBOARD`, else the agent's runtime folder). A set
+    /// `SHAREBROKER_PASTEBOARD` always means the file.
     case automatic
     /// The X11 `CLIPBOARD` and `PRIMARY` selections (``X11Pasteboard``).
     case x11
-    /// The Wayland clipboard and primary selection through wlr data-control (``WaylandPasteboard``).
+    /// The Wayland clipboard and primary selection through data-control, ext or wlr (``WaylandPasteboard``).
     case wayland
     /// The pasteboard file at `path`, which only ShareBroker's own processes read (``FilePasteboard``).
     case file(path: String)
@@ -21,8 +24,8 @@ public enum PasteboardChoice: Sendable, Hashable {
     public func resolved(in environment: [String: String]) -> PasteboardChoice {
         guard self == .automatic else { return self }
         if let path = environment["SHAREBROKER_PASTEBOARD"], !path.isEmpty { return .file(path: path) }
-        if !(environment["DISPLAY"] ?? "").isEmpty { return .x11 }
         if !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty { return .wayland }
+        if !(environment["DISPLAY"] ?? "").isEmpty { return .x11 }
         return .file(path: AgentPaths.pasteboard)
     }
 }
@@ -47,6 +50,9 @@ public final class DesktopPasteboard: Sendable {
     public let wayland: WaylandPasteboard?
     /// The pasteboard file, when the choice was a file.
     public let file: FilePasteboard?
+    /// What the automatic choice had to do that the user should know (the Wayland compositor
+    /// offers no data-control protocol, so the X11 clipboard through Xwayland is used), or `nil`.
+    public let notice: String?
 
     /// Opens the pasteboard `choice` names (`automatic` resolved in `environment`).
     /// - Throws: ``LinuxSetupError`` saying why (no display, no data-control protocol, a
@@ -57,13 +63,29 @@ public final class DesktopPasteboard: Sendable {
             switch choice.resolved(in: environment) {
             case .x11:
                 let x11 = try X11Pasteboard()
-                (pasteboard, self.x11, wayland, file) = (x11, x11, nil, nil)
+                (pasteboard, self.x11, wayland, file, notice) = (x11, x11, nil, nil, nil)
             case .wayland:
-                let wayland = try WaylandPasteboard()
-                (pasteboard, x11, self.wayland, file) = (wayland, nil, wayland, nil)
+                let display = environment["DISPLAY"] ?? ""
+                do throws(WaylandPasteboardError) {
+                    let wayland = try WaylandPasteboard()
+                    (pasteboard, x11, self.wayland, file, notice) = (wayland, nil, wayland, nil, nil)
+                } catch {
+                    // A compositor without data-control (GNOME): its Xwayland bridges the X11
+                    // clipboard to Wayland apps, so the automatic choice falls back to X11.
+                    guard choice == .automatic, error == .noDataControl, !display.isEmpty else { throw error }
+                    let x11 = try X11Pasteboard()
+                    (pasteboard, self.x11, wayland, file) = (x11, x11, nil, nil)
+                    self.notice = "the Wayland compositor offers no data-control protocol (ext or wlr); "
+                        + "using the X11 clipboard through Xwayland (DISPLAY=\(display))"
+                }
             case .file(let path):
+                if path.hasPrefix(AgentPaths.unsetRuntimeDirectory) {
+                    var why = "there is no runtime folder"
+                    do { _ = try AgentPaths.resolvedRuntimeDirectory() } catch { why = error.description }
+                    throw LinuxSetupError("there is no pasteboard file: \(why) (or name the file with SHAREBROKER_PASTEBOARD)")
+                }
                 let file = try FilePasteboard(path: path)
-                (pasteboard, x11, wayland, self.file) = (file, nil, nil, file)
+                (pasteboard, x11, wayland, self.file, notice) = (file, nil, nil, file, nil)
             case .automatic:
                 throw LinuxSetupError("the pasteboard choice did not resolve; name x11, wayland or a file")
             }
@@ -72,6 +94,49 @@ public final class DesktopPasteboard: Sendable {
         } catch {
             throw LinuxSetupError("\(error)")
         }
+    }
+
+    /// A selection to read.
+    public enum Selection: Sendable, Hashable {
+        /// The clipboard (copy and paste).
+        case clipboard
+        /// The primary selection (select and middle-click); the file pasteboard has none.
+        case primary
+    }
+
+    /// Why a read of the pasteboard failed (what went wrong and what to do).
+    public struct ReadError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong and what to do.
+        public let description: String
+    }
+
+    /// What `selection` holds now, read as items (a sealed set as its sealed items, then the
+    /// placeholder), and the pasteboard's change count: what ``ShareBroker`` pastes from. This
+    /// app's own clipboard item is read without a round trip.
+    /// - Throws: ``ReadError`` when the read failed: the owner did not answer, a sealed set
+    ///   arrived cut short or does not decode (never read as the placeholder), the connection is
+    ///   gone, or the file pasteboard was asked for a primary selection.
+    public func read(_ selection: Selection) throws(ReadError) -> (items: [PasteboardItem], changeCount: Int) {
+        if let x11 {
+            if selection == .clipboard && x11.ownsClipboard { return x11.read() }
+            do {
+                return (try x11.readSelection(selection == .clipboard ? "CLIPBOARD" : "PRIMARY"), x11.changeCount)
+            } catch {
+                throw ReadError(description: error.description)
+            }
+        }
+        if let wayland {
+            if selection == .clipboard && wayland.ownsClipboard { return wayland.read() }
+            do {
+                return (try wayland.readSelection(selection == .clipboard ? .clipboard : .primary), wayland.changeCount)
+            } catch {
+                throw ReadError(description: error.description)
+            }
+        }
+        guard selection == .clipboard else {
+            throw ReadError(description: "the pasteboard file has no primary selection; use --pasteboard x11 or wayland")
+        }
+        return pasteboard.read()
     }
 
     /// Makes a desktop clipboard offer `broker`'s configured placeholder text in place of a

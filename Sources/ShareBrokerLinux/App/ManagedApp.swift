@@ -93,12 +93,8 @@ public final class ManagedApp: Sendable {
     ///   refused to start.
     public static func attach(_ configuration: Configuration = Configuration(),
                               delegate: any ShareBrokerDelegate) throws(ManagedAppError) -> ManagedApp {
-        let pasteboard: DesktopPasteboard
-        do {
-            pasteboard = try DesktopPasteboard(configuration.pasteboard)
-        } catch {
-            throw .setup(error.description)
-        }
+        // The agent first: an agent that is down or refuses this process is said as such, before
+        // the clipboard is opened (or a clipboard error hides it).
         let agent = AgentClient(configuration: AgentClientConfiguration(
             socketPath: configuration.socketPath,
             handshakeTimeoutMilliseconds: configuration.handshakeTimeoutMilliseconds,
@@ -107,8 +103,14 @@ public final class ManagedApp: Sendable {
         do {
             welcome = try agent.connect()
         } catch {
-            pasteboard.close(handOffTimeout: .zero)
             throw .agent(error)
+        }
+        let pasteboard: DesktopPasteboard
+        do {
+            pasteboard = try DesktopPasteboard(configuration.pasteboard)
+        } catch {
+            agent.close()
+            throw .setup(error.description)
         }
         let outbox: any Outbox
         if let configured = configuration.outbox {

@@ -33,6 +33,8 @@ final class WaylandConnection: @unchecked Sendable {
         /// What this connection offers on the clipboard while it owns it.
         var ownOffer: [WaylandRepresentations.Offer]?
         var governsPrimary = false
+        /// The data-control protocol bound.
+        var dataControlProtocol: DataControlProtocol?
     }
     private let shared = Mutex(Shared())
 
@@ -42,6 +44,8 @@ final class WaylandConnection: @unchecked Sendable {
     private var seatName: UInt32 = 0
     private var manager: OpaquePointer?
     private var managerVersion: UInt32 = 0
+    /// The data-control globals the compositor advertises (bound after the first round trip).
+    private var advertised: [DataControlProtocol: (name: UInt32, version: UInt32)] = [:]
     private var device: OpaquePointer?
     private var offerTypes: [UInt: [String]] = [:]
     private var currentOffers: [WaylandPasteboard.Selection: OpaquePointer] = [:]
@@ -143,6 +147,9 @@ final class WaylandConnection: @unchecked Sendable {
     /// Whether copies set the primary selection too.
     var governsPrimary: Bool { shared.withLock { $0.governsPrimary } }
 
+    /// The data-control protocol this connection speaks.
+    var dataControlProtocol: DataControlProtocol? { shared.withLock { $0.dataControlProtocol } }
+
     /// Transfers being served now.
     var activeTransfers: Int { transfers.withLock { $0 } }
 
@@ -184,11 +191,11 @@ final class WaylandConnection: @unchecked Sendable {
         if governsPrimary { selections.append(.primary) }
         // A source serves one selection only (the protocol's used_source rule): one each.
         for selection in selections {
-            guard let source = zwlr_data_control_manager_v1_create_data_source(manager) else {
+            guard let source = cwdc_manager_create_data_source(manager) else {
                 return completion.complete(.failure(.system(operation: "create a data source", code: errno)))
             }
-            zwlr_data_control_source_v1_add_listener(source, sourceListener, Unmanaged.passUnretained(self).toOpaque())
-            for offer in offers { zwlr_data_control_source_v1_offer(source, offer.mimeType) }
+            cwdc_source_add_listener(source, sourceListener, Unmanaged.passUnretained(self).toOpaque())
+            for offer in offers { cwdc_source_offer(source, offer.mimeType) }
             sources[UInt(bitPattern: source)] = Source(proxy: source, selection: selection, offers: table)
             setDeviceSelection(device, source, selection)
             // The replaced source (if this connection's) is cancelled by the compositor.
@@ -234,6 +241,12 @@ final class WaylandConnection: @unchecked Sendable {
         sync { ok in done(ok ? .success(true) : .failure(self.lostError())) }
     }
 
+    /// The types the current owner of `selection` offers, as the compositor listed them (event
+    /// thread; tests and diagnostics read it through ``perform(_:timeout:_:)``).
+    func offeredTypes(_ selection: WaylandPasteboard.Selection) -> [String] {
+        currentOffers[selection].flatMap { offerTypes[UInt(bitPattern: $0)] } ?? []
+    }
+
     /// Asks the owner of `selection` for the types a paste reads
     /// (``DesktopOffer/typesToRead(from:)``), each through a pipe; answers the pipes'
     /// read ends (none when nothing is offered). The owner writes them, so the caller reads them
@@ -261,7 +274,7 @@ final class WaylandConnection: @unchecked Sendable {
                 for pipe in pipes { close(pipe.fd) }
                 return completion.complete(.failure(.system(operation: "create a pipe", code: code)))
             }
-            zwlr_data_control_offer_v1_receive(offer, mime, fds[1])
+            cwdc_offer_receive(offer, mime, fds[1])
             pipes.append((mime, fds[0]))
             pendingWriteEnds.append(fds[1])
         }
@@ -278,14 +291,14 @@ final class WaylandConnection: @unchecked Sendable {
 
     private func setDeviceSelection(_ device: OpaquePointer, _ source: OpaquePointer?, _ selection: WaylandPasteboard.Selection) {
         switch selection {
-        case .clipboard: zwlr_data_control_device_v1_set_selection(device, source)
-        case .primary: zwlr_data_control_device_v1_set_primary_selection(device, source)
+        case .clipboard: cwdc_device_set_selection(device, source)
+        case .primary: cwdc_device_set_primary_selection(device, source)
         }
     }
 
     private func destroySource(_ source: OpaquePointer) {
         sources[UInt(bitPattern: source)] = nil
-        zwlr_data_control_source_v1_destroy(source)
+        cwdc_source_destroy(source)
     }
 
     /// Asks the compositor for a round trip; `done(true)` once it answered, `done(false)` if the
@@ -317,15 +330,25 @@ final class WaylandConnection: @unchecked Sendable {
         wl_registry_add_listener(registry, registryListener, Unmanaged.passUnretained(self).toOpaque())
         sync { ok in
             guard ok else { return completion.complete(.failure(self.lostError())) }
+            // ext first, wlr as the fallback (the same protocol; KDE Plasma 6.5 offers only ext).
+            guard let chosen = DataControlProtocol.preferred(among: Set(self.advertised.keys)),
+                  let global = self.advertised[chosen] else {
+                return completion.complete(.failure(.noDataControl))
+            }
+            self.managerVersion = min(global.version, chosen.highestVersion)
+            self.manager = cwdc_bind_manager(registry, global.name, self.managerVersion, chosen == .ext ? 1 : 0)
             guard let manager = self.manager else { return completion.complete(.failure(.noDataControl)) }
             guard let seat = self.seat else { return completion.complete(.failure(.noSeat)) }
-            let primary = self.configuration.primary && self.managerVersion >= 2
-            self.shared.withLock { $0.governsPrimary = primary }
-            guard let device = zwlr_data_control_manager_v1_get_data_device(manager, seat) else {
+            let primary = self.configuration.primary && self.managerVersion >= chosen.primarySelectionVersion
+            self.shared.withLock {
+                $0.governsPrimary = primary
+                $0.dataControlProtocol = chosen
+            }
+            guard let device = cwdc_manager_get_data_device(manager, seat) else {
                 return completion.complete(.failure(.system(operation: "get the data device", code: errno)))
             }
             self.device = device
-            zwlr_data_control_device_v1_add_listener(device, self.deviceListener, Unmanaged.passUnretained(self).toOpaque())
+            cwdc_device_add_listener(device, self.deviceListener, Unmanaged.passUnretained(self).toOpaque())
             // A second round trip delivers the current selection.
             self.sync { ok in completion.complete(ok ? .success(true) : .failure(self.lostError())) }
         }
@@ -353,7 +376,7 @@ final class WaylandConnection: @unchecked Sendable {
             data_offer: { data, _, offer in
                 guard let connection = WaylandConnection.connection(data), let offer else { return }
                 connection.offerTypes[UInt(bitPattern: offer)] = []
-                zwlr_data_control_offer_v1_add_listener(offer, connection.offerListener, data)
+                cwdc_offer_add_listener(offer, connection.offerListener, data)
             },
             selection: { data, _, offer in
                 WaylandConnection.connection(data)?.selectionChanged(offer, kind: .clipboard)
@@ -395,9 +418,10 @@ final class WaylandConnection: @unchecked Sendable {
 
     private func global(_ registry: OpaquePointer, name: UInt32, interface: String, version: UInt32) {
         switch interface {
-        case "zwlr_data_control_manager_v1" where manager == nil:
-            managerVersion = min(version, 2)
-            manager = cwdc_bind_manager(registry, name, managerVersion)
+        case DataControlProtocol.ext.interfaceName where advertised[.ext] == nil:
+            advertised[.ext] = (name, version)
+        case DataControlProtocol.wlr.interfaceName where advertised[.wlr] == nil:
+            advertised[.wlr] = (name, version)
         case "wl_seat" where seat == nil:
             seatName = name
             seat = cwdc_bind_seat(registry, name, 1)
@@ -415,7 +439,7 @@ final class WaylandConnection: @unchecked Sendable {
 
     private func forget(_ offer: OpaquePointer) {
         offerTypes[UInt(bitPattern: offer)] = nil
-        zwlr_data_control_offer_v1_destroy(offer)
+        cwdc_offer_destroy(offer)
     }
 
     private func send(_ source: OpaquePointer, mimeType: String, fd: Int32) {
@@ -552,13 +576,13 @@ final class WaylandConnection: @unchecked Sendable {
     }
 
     private func teardown() {
-        for source in sources.values { zwlr_data_control_source_v1_destroy(source.proxy) }
+        for source in sources.values { cwdc_source_destroy(source.proxy) }
         sources = [:]
         ownSources = [:]
         shared.withLock { $0.ownOffer = nil }
         closePendingWriteEnds()
         for key in offerTypes.keys {
-            if let offer = OpaquePointer(bitPattern: key) { zwlr_data_control_offer_v1_destroy(offer) }
+            if let offer = OpaquePointer(bitPattern: key) { cwdc_offer_destroy(offer) }
         }
         offerTypes = [:]
         currentOffers = [:]
@@ -568,8 +592,8 @@ final class WaylandConnection: @unchecked Sendable {
         let pending = callbacks
         callbacks = [:]
         for done in pending.values { done(false) }
-        if let device { zwlr_data_control_device_v1_destroy(device) }
-        if let manager { zwlr_data_control_manager_v1_destroy(manager) }
+        if let device { cwdc_device_destroy(device) }
+        if let manager { cwdc_manager_destroy(manager) }
         if let seat { wl_seat_destroy(seat) }
         if let registry { wl_registry_destroy(registry) }
         device = nil
@@ -578,5 +602,29 @@ final class WaylandConnection: @unchecked Sendable {
         registry = nil
         _ = wl_display_flush(display)
         wl_display_disconnect(display)
+    }
+}
+
+/// The data-control protocols the Wayland adapter speaks: the same requests and events under two
+/// names. ext is the standard (wayland-protocols staging, from 1.39; KDE Plasma 6.5 offers only
+/// it); wlr is what wlroots compositors before 0.19 offer (sway 1.7, Debian 12's) and KWin 5.27.
+public enum DataControlProtocol: String, Sendable, Hashable, CaseIterable {
+    /// `ext_data_control_manager_v1`, version 1 (with the primary selection).
+    case ext = "ext_data_control_manager_v1"
+    /// `zwlr_data_control_manager_v1`, version 2 (the primary selection from version 2).
+    case wlr = "zwlr_data_control_manager_v1"
+
+    /// The manager's interface name, as the registry advertises it.
+    public var interfaceName: String { rawValue }
+
+    /// The highest version the adapter binds.
+    var highestVersion: UInt32 { self == .ext ? 1 : 2 }
+
+    /// The version from which the protocol carries the primary selection.
+    var primarySelectionVersion: UInt32 { self == .ext ? 1 : 2 }
+
+    /// The protocol to bind among those advertised: ext when offered, else wlr, else `nil`.
+    static func preferred(among advertised: Set<DataControlProtocol>) -> DataControlProtocol? {
+        allCases.first(where: advertised.contains)
     }
 }

@@ -7,8 +7,9 @@ import ShareBroker
 public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No Wayland compositor answered at `display` (`errno` `code`).
     case cannotConnect(display: String, code: Int32)
-    /// The compositor does not offer the wlr data-control protocol (`zwlr_data_control_manager_v1`),
-    /// or withdrew it.
+    /// The compositor offers neither data-control protocol (`ext_data_control_manager_v1`,
+    /// `zwlr_data_control_manager_v1`), or withdrew it: GNOME's mutter offers none, and sway 1.9+
+    /// and Hyprland hide them from sandboxed clients.
     case noDataControl
     /// The compositor has no seat (or removed it), so there is no clipboard.
     case noSeat
@@ -33,7 +34,9 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
         case .cannotConnect(let display, let code):
             "could not connect to the Wayland compositor at \(display): \(String(cString: strerror(code))); check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or use --pasteboard file"
         case .noDataControl:
-            "the Wayland compositor does not offer the wlr data-control protocol (zwlr_data_control_manager_v1); use a wlroots compositor (sway, ...) or --pasteboard file"
+            "the Wayland compositor offers no data-control protocol (neither ext_data_control_manager_v1 nor zwlr_data_control_manager_v1: "
+                + "GNOME offers none, a sandbox may hide them), so this process cannot use the Wayland clipboard; "
+                + "with DISPLAY set the X11 clipboard works through Xwayland (--pasteboard x11, the default then), else use --pasteboard file"
         case .noSeat:
             "the Wayland compositor has no seat, so there is no clipboard; use --pasteboard file"
         case .connectionLost(let code):
@@ -53,8 +56,11 @@ public enum WaylandPasteboardError: Error, Sendable, Hashable, CustomStringConve
 }
 
 /// The Wayland clipboard as the general `Pasteboard`: the seat's clipboard and primary
-/// selections through the wlr data-control protocol (what `wl-clipboard` uses; sway and the
-/// other wlroots compositors offer it). It behaves as ``X11Pasteboard`` does:
+/// selections through a data-control protocol (what `wl-clipboard` uses): the standard
+/// `ext_data_control_manager_v1` when the compositor offers it (KDE Plasma 6.5, wlroots 0.19),
+/// else wlr's `zwlr_data_control_manager_v1` (sway, KWin 5.27; ``dataControlProtocol`` says which).
+/// GNOME offers neither (``WaylandPasteboardError/noDataControl``: use the X11 adapter through
+/// Xwayland there). It behaves as ``X11Pasteboard`` does:
 ///
 /// * **Copy** (``write(_:)``, called by the broker after its policy decision) sets the
 ///   clipboard and the primary selection (a managed app's selection is offered exactly like its
@@ -172,11 +178,18 @@ public final class WaylandPasteboard: Pasteboard {
         return configured
     }
 
+    /// The change count now: bumped by this pasteboard's writes and releases and each time
+    /// another client sets the clipboard.
+    public var changeCount: Int { connection.changeCount }
+
     /// Whether this pasteboard owns the clipboard now (as far as the events read so far tell).
     public var ownsClipboard: Bool { connection.ownsClipboard }
 
+    /// The data-control protocol this pasteboard speaks: ext when the compositor offers it, else wlr.
+    public var dataControlProtocol: DataControlProtocol? { connection.dataControlProtocol }
+
     /// Whether copies also set the primary selection (configured, and the compositor's
-    /// data-control is version 2 or later).
+    /// data-control carries it: ext, or wlr version 2 or later).
     public var governsPrimary: Bool { connection.governsPrimary }
 
     /// Transfers being served now (for tests and diagnostics).

@@ -98,6 +98,10 @@ public final class X11Pasteboard: Pasteboard {
         return configured
     }
 
+    /// The change count now: bumped by this adapter's writes and releases and by every owner
+    /// change of `CLIPBOARD`.
+    public var changeCount: Int { server.state.changeCount }
+
     /// Whether this app owns `CLIPBOARD` now (as far as the events read so far tell).
     public var ownsClipboard: Bool { server.state.ownsClipboard }
 

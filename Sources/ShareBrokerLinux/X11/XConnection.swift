@@ -7,6 +7,10 @@ import Glibc
 public enum X11PasteboardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No connection to the X server named by `display` (or `DISPLAY`).
     case cannotConnect(display: String)
+    /// The X server at `display` runs but refused this client: it requires authorization and
+    /// the authority file (`authority`: `XAUTHORITY`, `nil` when it is not set) holds no key
+    /// for it. Set `XAUTHORITY` to the display's authority file.
+    case notAuthorized(display: String, authority: String?)
     /// The X server lacks the XFixes extension (owner-change notification).
     case noXFixes
     /// The connection to the X server broke; the adapter serves nothing any more.
@@ -28,6 +32,11 @@ public enum X11PasteboardError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .cannotConnect(let display):
             "could not connect to the X server \(display.isEmpty ? "(DISPLAY is not set)" : "at \(display)"); check DISPLAY and that the server runs"
+        case .notAuthorized(let display, let authority):
+            "the X server at \(display) refused the connection: it requires authorization, and "
+                + (authority.map { "the authority file XAUTHORITY names (\($0)) has no key for this display" }
+                    ?? "XAUTHORITY is not set (nor does ~/.Xauthority hold a key for this display)")
+                + "; set XAUTHORITY to the display's authority file (GNOME's Xwayland: $XDG_RUNTIME_DIR/.mutter-Xwaylandauth.*)"
         case .noXFixes:
             "the X server has no XFixes extension; the X11 clipboard needs it (use --pasteboard file)"
         case .connectionLost:
@@ -101,6 +110,10 @@ final class XConnection {
         guard let c = xcb_connect(display, &screenNumber) else { throw .cannotConnect(display: name) }
         guard xcb_connection_has_error(c) == 0 else {
             xcb_disconnect(c)
+            // A server whose socket is there refused the connection setup: authorization.
+            if Self.localSocketExists(display: name) {
+                throw .notAuthorized(display: name, authority: getenv("XAUTHORITY").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 })
+            }
             throw .cannotConnect(display: name)
         }
         var iterator = xcb_setup_roots_iterator(xcb_get_setup(c))
@@ -121,6 +134,17 @@ final class XConnection {
         fileDescriptor = xcb_get_file_descriptor(c)
         maxRequestBytes = Int(xcb_get_maximum_request_length(c)) * 4
         xcb_flush(c)
+    }
+
+    /// Whether the local socket of `display` (`:N`, `:N.S` or `unix:N`) exists: then a server
+    /// listens there, and a failed connection was refused rather than unanswered.
+    static func localSocketExists(display: String) -> Bool {
+        guard let colon = display.lastIndex(of: ":") else { return false }
+        let host = display[..<colon]
+        guard host.isEmpty || host == "unix" else { return false }
+        let number = display[display.index(after: colon)...].prefix { $0 != "." }
+        guard !number.isEmpty, number.allSatisfy(\.isNumber) else { return false }
+        return access("/tmp/.X11-unix/X\(number)", F_OK) == 0
     }
 
     private var disconnected = false

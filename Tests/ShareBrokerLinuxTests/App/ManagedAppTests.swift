@@ -7,9 +7,11 @@ import Testing
 
 @Suite("ManagedApp: the one call that wires an app")
 struct ManagedAppTests {
-    @Test("automatic picks X11, then Wayland, then the pasteboard file; a named file always wins")
+    @Test("automatic picks Wayland, then X11, then the pasteboard file; a named file always wins")
     func automaticChoice() {
-        #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": ":3", "WAYLAND_DISPLAY": "wayland-1"]) == .x11)
+        #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": ":3", "WAYLAND_DISPLAY": "wayland-1"]) == .wayland,
+                "a Wayland session first (the X11 fallback is the adapter's, when the compositor has no data-control)")
+        #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": ":3"]) == .x11)
         #expect(PasteboardChoice.automatic.resolved(in: ["WAYLAND_DISPLAY": "wayland-1"]) == .wayland)
         #expect(PasteboardChoice.automatic.resolved(in: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
                     .isFile)
@@ -38,8 +40,8 @@ struct ManagedAppTests {
         #expect(delegate.readyCount == 0, "the delegate heard nothing")
     }
 
-    @Test("a pasteboard that cannot be opened is a setup error, before any connection to the agent")
-    func badPasteboard() {
+    @Test("the agent is asked before the clipboard is opened: with the agent down and a pasteboard that cannot be opened, the agent's error")
+    func agentBeforePasteboard() {
         // A folder path through a regular file: no one (root included) can make it.
         let configuration = ManagedApp.Configuration(
             socketPath: "/nonexistent/agent.sock", handshakeTimeoutMilliseconds: 200, reconnects: false,
@@ -47,8 +49,9 @@ struct ManagedAppTests {
         #expect {
             _ = try ManagedApp.attach(configuration, delegate: CountingDelegate())
         } throws: { error in
-            guard let error = error as? ManagedAppError, case .setup(let why) = error else { return false }
-            return !why.isEmpty
+            // Not the pasteboard's setup error: a managed copy with its agent down says "agent unavailable" (issue 31).
+            guard let error = error as? ManagedAppError, case .agent = error else { return false }
+            return error.description.contains("agent is unavailable")
         }
     }
 }

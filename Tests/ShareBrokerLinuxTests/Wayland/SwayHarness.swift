@@ -281,7 +281,14 @@ struct ManagedWaylandApp {
 
     init(_ appID: String, sway: SwayHeadless, custodian: InProcessKeyCustodian, policy: PasteboardPolicy,
          config: [String: String] = [:], transferTimeout: Duration = .seconds(5)) throws {
-        pasteboard = try WaylandPasteboard(configuration: .init(display: sway.display, transferTimeout: transferTimeout))
+        try self.init(appID, display: sway.display, custodian: custodian, policy: policy, config: config,
+                      transferTimeout: transferTimeout)
+    }
+
+    /// The same on the compositor at `display` (a socket path).
+    init(_ appID: String, display: String, custodian: InProcessKeyCustodian, policy: PasteboardPolicy,
+         config: [String: String] = [:], transferTimeout: Duration = .seconds(5)) throws {
+        pasteboard = try WaylandPasteboard(configuration: .init(display: display, transferTimeout: transferTimeout))
         broker = ShareBroker(appID: appID, platform: Platform(
             outbox: InMemoryOutbox(), urlOpener: RecordingURLOpener(), reportSink: RecordingReportSink(),
             pasteboard: pasteboard, secureServices: custodian))

@@ -47,6 +47,7 @@ struct WaylandClipboardTests {
         let app = try ManagedWaylandApp(Self.notes, sway: sway, custodian: custodian, policy: policy)
         defer { app.pasteboard.close() }
         #expect(app.pasteboard.governsPrimary, "sway offers data-control version 2 (primary selection)")
+        #expect(app.pasteboard.dataControlProtocol == .wlr, "sway 1.7 offers only wlr data-control: the fallback is bound")
         let result = try app.broker.copyResult(Self.representations())
         let seen = try Self.everythingReadable(on: sway)
         let types = Set(String(decoding: seen["clipboard types"] ?? [], as: UTF8.self).split(separator: "\n").map(String.init))

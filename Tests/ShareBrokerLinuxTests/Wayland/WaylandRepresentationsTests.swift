@@ -63,6 +63,20 @@ struct WaylandRepresentationsTests {
         #expect(try DesktopOffer.items(from: [("image/png", [9])]) == [PasteboardItem(type: "public.png", bytes: [9])])
     }
 
+    @Test("ext data-control is bound when offered, wlr is the fallback; with neither the error names both and the way out")
+    func dataControlChoice() {
+        #expect(DataControlProtocol.preferred(among: [.ext, .wlr]) == .ext)
+        #expect(DataControlProtocol.preferred(among: [.ext]) == .ext)
+        #expect(DataControlProtocol.preferred(among: [.wlr]) == .wlr)
+        #expect(DataControlProtocol.preferred(among: []) == nil)
+        #expect(DataControlProtocol.ext.interfaceName == "ext_data_control_manager_v1")
+        #expect(DataControlProtocol.wlr.interfaceName == "zwlr_data_control_manager_v1")
+        let message = WaylandPasteboardError.noDataControl.description
+        for words in ["ext_data_control_manager_v1", "zwlr_data_control_manager_v1", "DISPLAY", "Xwayland", "--pasteboard"] {
+            #expect(message.contains(words), "the message says \(words)")
+        }
+    }
+
     @Test("no compositor: a clear error, no crash")
     func noCompositor() {
         #expect(throws: WaylandPasteboardError.self) {

@@ -1,5 +1,6 @@
 import Foundation
 import ShareBroker
+@testable import ShareBrokerLinux
 import Testing
 
 /// `sharebroker copy|paste --pasteboard x11` (unmanaged: no agent) against a private Xvfb.
@@ -76,5 +77,91 @@ extension X11CommandLineTests {
         #expect(fileOutput.contains("Clipboard: file,"), "--pasteboard file overrides DISPLAY")
         #expect(fileOutput.contains("ok: the host pasteboard holds sealed bytes, not the text"))
         #expect(fileOutput.contains("Every step answered as expected."))
+    }
+}
+
+extension X11CommandLineTests {
+    /// Runs the built tool with exactly `environment` (plus a plain PATH); its status, output and error output.
+    static func run(_ tool: String, _ arguments: [String], environment: [String: String], input: [UInt8]? = nil,
+                    timeout: Duration = .seconds(10)) throws -> (status: Int32, output: [UInt8], error: String) {
+        let child = try Child(tool, arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, input: input)
+        let deadline = ContinuousClock.now + timeout
+        let output = child.readAll(until: deadline)
+        guard child.wait(timeout: ContinuousClock.now.duration(to: deadline)) else {
+            child.kill()
+            throw HarnessError("sharebroker \(arguments) did not finish in \(timeout)")
+        }
+        return (child.status, output, child.errorOutput)
+    }
+
+    @Test("paste --primary reads the primary selection; paste --help names every exit status")
+    func pastePrimaryAndHelp() throws {
+        guard let tool = Self.sharebroker else { return }
+        let display = try XvfbDisplay()
+        try display.xclipIn("on the clipboard")
+        try display.xclipIn("only selected", selection: "primary")
+        let primary = try Self.run(tool, ["paste", "--unmanaged", "--primary"], environment: ["DISPLAY": display.name])
+        #expect(primary.status == 0, "\(primary.error)")
+        #expect(primary.output == Array("only selected".utf8))
+        let clipboard = try Self.run(tool, ["paste", "--unmanaged"], environment: ["DISPLAY": display.name])
+        #expect(clipboard.output == Array("on the clipboard".utf8))
+        let help = String(decoding: try Self.run(tool, ["paste", "--help"], environment: [:]).output, as: UTF8.self)
+        for words in ["--primary", "0 printed", "1 nothing readable", "74 the pasteboard could not be read", "transfer broke"] {
+            #expect(help.contains(words), "paste --help says \(words)")
+        }
+        let file = try Self.run(tool, ["paste", "--unmanaged", "--primary", "--pasteboard", "file", "--pasteboard-file", "/nonexistent-sb/pb"],
+                                environment: [:])
+        #expect(file.status == 74 && file.error.contains("no primary selection"), "\(file.error)")
+    }
+
+    @Test("a sealed set cut short on X11: paste says the transfer broke (74), never the placeholder offered with it")
+    func brokenSetFails() throws {
+        guard let tool = Self.sharebroker else { return }
+        let display = try XvfbDisplay()
+        // An owner that lists the sealed target and serves a set cut short, with a placeholder as text.
+        let set = SealedSet.encode([[UInt8](repeating: 7, count: 300)])
+        let owner = try SelectionServer(display: display.name, selections: ["CLIPBOARD"], transferTimeout: .seconds(5))
+        owner.start()
+        defer { owner.stop() }
+        let offer = SelectionOffer(targets: [.init(SealedSet.targetName, Array(set.prefix(100))), .init("UTF8_STRING", Array("placeholder".utf8))])
+        #expect(owner.perform { (try? $0.own(offer)) != nil } == true)
+        let paste = try Self.run(tool, ["paste", "--unmanaged"], environment: ["DISPLAY": display.name])
+        #expect(paste.status == 74, "\(paste.error)")
+        #expect(paste.output.isEmpty, "nothing is printed, not the placeholder")
+        #expect(paste.error.contains("transfer broke"), "\(paste.error)")
+    }
+
+    @Test("messages: a refused X11 connection names XAUTHORITY; a managed copy with the agent down is 'agent unavailable' (69) and opens no clipboard")
+    func messages() throws {
+        guard let tool = Self.sharebroker else { return }
+        if let xauth = X11Tools.xauth {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sb-xauth-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let cookie = "0123456789abcdef0123456789abcdef"
+            // The server loads every key of its file whatever display the entry names.
+            #expect(try Self.run(xauth, ["-q", "-f", folder + "/server", "add", ":0", ".", cookie], environment: [:]).status == 0)
+            let display = try XvfbDisplay(authority: folder + "/server")
+            let refused = try Self.run(tool, ["paste", "--unmanaged"], environment: ["DISPLAY": display.name, "HOME": folder])
+            #expect(refused.status == 74)
+            #expect(refused.error.contains("refused the connection") && refused.error.contains("XAUTHORITY is not set"), "\(refused.error)")
+            let wrong = try Self.run(tool, ["paste", "--unmanaged"], environment: ["DISPLAY": display.name, "XAUTHORITY": folder + "/none"])
+            #expect(wrong.error.contains("XAUTHORITY names (\(folder)/none) has no key"), "\(wrong.error)")
+            #expect(try Self.run(xauth, ["-q", "-f", folder + "/client", "add", display.name, ".", cookie], environment: [:]).status == 0)
+            let allowed = try Self.run(tool, ["paste", "--unmanaged"], environment: ["DISPLAY": display.name, "XAUTHORITY": folder + "/client"])
+            #expect(allowed.status == 1, "with the key the clipboard is read (and is empty): \(allowed.error)")
+        } else {
+            Issue.record("xauth is not installed (make deps installs it)")
+        }
+        let display = try XvfbDisplay()
+        try display.xclipIn("what was there")
+        let copy = try Self.run(tool, ["copy"], environment: ["DISPLAY": display.name, "SHAREBROKER_SOCKET": "/nonexistent-sb/agent.sock"],
+                                input: Array("secret".utf8))
+        #expect(copy.status == 69, "\(copy.error)")
+        #expect(copy.error.contains("agent is unavailable"), "\(copy.error)")
+        #expect(try display.xclipOut() == Array("what was there".utf8), "nothing was written")
+        let noRuntime = try Self.run(tool, ["copy"], environment: ["DISPLAY": display.name], input: Array("secret".utf8))
+        #expect(noRuntime.status == 69, "\(noRuntime.error)")
+        #expect(noRuntime.error.contains("XDG_RUNTIME_DIR") && !noRuntime.error.contains("/proc/"), "\(noRuntime.error)")
     }
 }

@@ -19,6 +19,7 @@ enum X11Tools {
     static let xvfb = find("Xvfb")
     static let xclip = find("xclip")
     static let xsel = find("xsel")
+    static let xauth = find("xauth")
     static var available: Bool { xvfb != nil && xclip != nil && xsel != nil }
     static let skipReason: Comment = "Xvfb, xclip or xsel is not installed (make deps installs xvfb xclip xsel)"
 }
@@ -154,14 +155,17 @@ final class XvfbDisplay: @unchecked Sendable {
     let server: Child
     let name: String
 
-    init() throws {
+    /// Starts Xvfb; with `authority`, an authority file (`xauth` format) whose keys the server
+    /// requires of every client (`-auth`).
+    init(authority: String? = nil) throws {
         guard let xvfb = X11Tools.xvfb else { throw HarnessError("Xvfb is not installed") }
         // -noreset: by default an X server resets when its last client disconnects, and a
         // client connecting during the reset is refused. The tests' short-lived xclip and xsel
         // clients made that happen under load ("could not connect to the X server" from a copier
         // started while an `xclip -o` exited; reproduced 5 times in 120 rounds of
         // copy-while-polling under CPU load, 0 in 120 with -noreset).
-        server = try Child(xvfb, ["-noreset", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "64x64x24"],
+        server = try Child(xvfb, ["-noreset", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "64x64x24"]
+                               + (authority.map { ["-auth", $0] } ?? []),
                            environment: ["PATH": "/usr/bin:/bin"], input: nil)
         // Xvfb writes the display number and a newline once it accepts clients.
         let number = server.readLine(until: .now + .seconds(10))
@@ -173,9 +177,13 @@ final class XvfbDisplay: @unchecked Sendable {
         // A start counts once a client can connect.
         let deadline = ContinuousClock.now + .seconds(5)
         while true {
-            if let connection = try? XConnection(display: name) {
+            do {
+                let connection = try XConnection(display: name)
                 connection.disconnect()
                 break
+            } catch {
+                // The server answers (and, with an authority file, refuses this process).
+                if case .notAuthorized = error { break }
             }
             guard ContinuousClock.now < deadline else {
                 server.kill()
