@@ -60,6 +60,17 @@ let libraryTargets: [Target] = [
             ],
             swiftSettings: strictSwift6
         ),
+        // The in-process clipboard governor's C half: GOT hooks on the calls toolkits make to take
+        // a selection (Xlib, libxcb, libwayland-client) and on dlopen. Resolves those libraries at
+        // run time (links none of them); only ShareBrokerInterpose imports it.
+        .target(name: "CShareBrokerInterpose"),
+        // Governing a GTK or Qt app's own clipboard writes with the broker's copy rules (the one
+        // call ShareBroker.governToolkitClipboard / sb_broker_govern_clipboard).
+        .target(
+            name: "ShareBrokerInterpose",
+            dependencies: ["ShareBroker", "ShareBrokerLinux", "CShareBrokerInterpose"],
+            swiftSettings: strictSwift6
+        ),
         // Keys, key rings, nonces, the envelope and secure-file formats: the only module that
         // imports libsodium (and OpenSSL's libcrypto, for bulk ChaCha20-Poly1305).
         .target(
@@ -160,7 +171,7 @@ let cInterfaceTargets: [Target] = [
             name: "ShareBrokerC",
             dependencies: [
                 "CShareBrokerABI", "ShareBroker", "ShareBrokerCrypto", "ShareBrokerTesting",
-                "ShareBrokerLinux", "ShareBrokerAgentProtocol",
+                "ShareBrokerLinux", "ShareBrokerAgentProtocol", "ShareBrokerInterpose",
             ],
             swiftSettings: strictSwift6,
             linkerSettings: [
@@ -307,10 +318,13 @@ let testTargets: [Target] = [
                 "ShareBrokerTesting",
                 "ShareBroker",
                 "ShareBrokerLinux",
+                "ShareBrokerInterpose",
                 "CXCB",
                 "CExtDataControlServer",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            // The toolkit test apps, compiled by the tests (Toolkit/ToolkitHarness.swift).
+            exclude: ["Toolkit/Apps"],
             swiftSettings: strictSwift6
         ),
 ]
@@ -323,6 +337,7 @@ let package = Package(
         .library(name: "ShareBrokerCrypto", targets: ["ShareBrokerCrypto"]),
         .library(name: "ShareBrokerTesting", targets: ["ShareBrokerTesting"]),
         .library(name: "ShareBrokerLinux", targets: ["ShareBrokerLinux"]),
+        .library(name: "ShareBrokerInterpose", targets: ["ShareBrokerInterpose"]),
         .library(name: "ShareBrokerSimulator", targets: ["ShareBrokerSimulator"]),
         .library(name: "ShareBrokerPolicyDocument", targets: ["ShareBrokerPolicyDocument"]),
         .executable(name: "sharebroker", targets: ["sharebroker"]),

@@ -313,6 +313,19 @@ sb_status sb_broker_create_embedded(const char *app_id, sb_broker **out_broker);
 sb_status sb_broker_attach(const char *socket_path, const sb_callbacks *callbacks,
                            sb_broker **out_broker);
 
+/* Puts every clipboard write of this process under the broker's pasteboard policy: the app's
+ * own GTK or Qt Ctrl+C, Ctrl+X, menu Copy and text selection (X11 CLIPBOARD and PRIMARY through
+ * Xlib or libxcb; Wayland clipboard, primary selection and data control through
+ * libwayland-client), including libraries loaded later. Call it once at start-up, after
+ * sb_broker_attach (or sb_broker_create_embedded). Unauthorized (and SecureCopy without secure
+ * services, before the first policy, and, for now, SecureCopy itself): the toolkit's attempt is
+ * not sent, the previous owner keeps the selection, the attempt is reported once per burst and
+ * copy_attempted_when_unauthorized runs. Authorized: unchanged. Once the broker is destroyed every attempt is
+ * refused. docs/DESKTOP-INTEGRATION.md, "Governing a GTK or Qt app", says what is not covered.
+ * Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_SETUP (the hooks could not be installed; nothing is
+ * governed). */
+sb_status sb_broker_govern_clipboard(sb_broker *broker);
+
 /* Starts an embedded broker with `callbacks` (copied). It becomes ready with the first policy.
  * Errors: SB_ERR_NULL_ARGUMENT (broker, callbacks, or a required callback), SB_ERR_INVALID_ARGUMENT
  * (struct_size smaller than version 1's), SB_ERR_ALREADY_STARTED (also for attached brokers,

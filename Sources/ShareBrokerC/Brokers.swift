@@ -5,6 +5,7 @@ import Glibc
 import ShareBroker
 import ShareBrokerAgentProtocol
 import ShareBrokerLinux
+import ShareBrokerInterpose
 import ShareBrokerCrypto
 import ShareBrokerTesting
 
@@ -386,4 +387,19 @@ public func sb_policy_free(_ policy: UnsafeMutablePointer<sb_policy>?) {
         freeZeroed(entries, count: policy.pointee.config_count)
     }
     freeZeroed(policy)
+}
+
+@_cdecl("sb_broker_govern_clipboard")
+public func sb_broker_govern_clipboard(_ handle: OpaquePointer?) -> sb_status {
+    guarded { () throws(CFailure) in
+        try BrokerBox.with(handle) { box throws(CFailure) in
+            do throws(ToolkitClipboardError) {
+                // Weak: sb_broker_destroy still releases the broker; from then on every attempt
+                // is refused (the governor finds no broker).
+                try ToolkitClipboard.govern { [weak box] in box?.broker }
+            } catch {
+                throw CFailure(SB_ERR_SETUP, error.description)
+            }
+        }
+    }
 }

@@ -56,11 +56,20 @@ struct ModuleBoundaryTests {
         #expect(!crypto.isEmpty, "ShareBrokerCrypto is expected to import \(module)")
     }
 
+    @Test("Only ShareBrokerInterpose imports the GOT hooks (CShareBrokerInterpose)")
+    func onlyInterposeImportsTheHooks() throws {
+        let offending = try Self.imports(under: "Sources")
+            .filter { $0.module == "CShareBrokerInterpose" && !$0.file.hasPrefix("Sources/ShareBrokerInterpose/") }
+        #expect(offending.isEmpty, "the GOT hooks belong to ShareBrokerInterpose: \(offending)")
+        let own = try Self.imports(under: "Sources/ShareBrokerInterpose").filter { $0.module == "CShareBrokerInterpose" }
+        #expect(!own.isEmpty, "ShareBrokerInterpose is expected to import CShareBrokerInterpose")
+    }
+
     @Test("Shipped modules never link the test doubles")
     func shippedModulesDoNotUseTestDoubles() throws {
         for folder in ["Sources/ShareBroker", "Sources/ShareBrokerCrypto", "Sources/ShareBrokerLinux",
                        "Sources/ShareBrokerAgent", "Sources/ShareBrokerAgentClient",
-                       "Sources/ShareBrokerAgentProtocol", "Sources/sharebrokerd"] {
+                       "Sources/ShareBrokerAgentProtocol", "Sources/ShareBrokerInterpose", "Sources/sharebrokerd"] {
             let offending = try Self.imports(under: folder).filter { $0.module == "ShareBrokerTesting" }
             #expect(offending.isEmpty, "\(folder) imports the test doubles: \(offending)")
         }
