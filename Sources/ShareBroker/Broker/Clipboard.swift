@@ -118,7 +118,7 @@ package enum PasteboardReader {
                 opened = item
             } catch {
                 switch error {
-                case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey: refusal = refusal ?? "sealedItemForged"
+                case .sealedAfterKeyRetired, .sealedBeforeKeyActivated, .legacyItemUnderRetiredKey: refusal = refusal ?? "sealedItemForged"
                 default: break
                 }
                 continue
