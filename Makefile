@@ -18,7 +18,7 @@ FUZZ_TARGETS = \
 	FuzzSealedSet
 
 PHONY_CAPI = install install-lib install-bin capi-check capi-bench
-.PHONY: $(PHONY_CAPI) units-check install-units deps build-deps check-build-deps deb deb-check demo test build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
+.PHONY: $(PHONY_CAPI) units-check install-units deps build-deps check-build-deps deb deb-check demo test test-agent-nonroot build docs bench bench-check-allocations fuzz fuzz-smoke sanitize sanitize-address sanitize-thread clean wayland-protocol
 
 # libsodium for sealing (and OpenSSL's libcrypto for ChaCha20-Poly1305 over large items); libxcb (+ XFixes) for the X11 clipboard adapter; Xvfb, xclip and xsel
 # for its end-to-end tests (they skip, saying so, without them); xauth for the test of a display that
@@ -172,6 +172,23 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) test
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The agent's suites again as an ordinary user (scripts/test-as-user.sh: a throwaway user made
+# with useradd when run as root): the one-desktop-user deployment runs the agent without
+# CAP_SYS_PTRACE, and a root test run hides what such an agent cannot read (issue 29).
+# Not yet here (they fail as an ordinary user, issue 29's open part): AgentEndToEndTests,
+# AgentDemoTests, AgentClientInProcessTests, OfflineTimerAgentTests, CustodyAttackTests and the
+# Wayland agent demo restart the agent under running apps, or connect again from a test process
+# that made itself non-dumpable, or read a non-dumpable agent's /proc files; an agent of the
+# apps' own user cannot identify an app that is already non-dumpable (docs/THREAT-MODEL.md).
+# The suites that need root skip, saying so.
+AGENT_SUITES = AgentCoreTests 'AgentTests\.(OneUserDesktopTests|ClientMemoryTests|CrashOutputTests|AgentFrameTests|FilePasteboardTests|AgentBinariesTests|DesktopCommandEndToEndTests|ForgeryAttackTests|OTLPExportTests|PolicyDirectoryTests|ReloadUnderCopiesTests|SecureFileAgentTests)'
+
+test-agent-nonroot: deps
+	$(SWIFT) build --product sharebroker
+	$(SWIFT) build --product sharebrokerd
+	$(SWIFT) build --build-tests
+	SWIFT="$(SWIFT)" scripts/test-as-user.sh $(AGENT_SUITES)
 
 fuzz: deps
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)

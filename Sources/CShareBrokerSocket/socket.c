@@ -2,6 +2,7 @@
 #include "CShareBrokerSocket.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -120,6 +123,28 @@ int32_t sbs_pidfd_pid(int pidfd) {
     return pid <= 0 ? -1 : pid;
 }
 
+// include/uapi/linux/pidfd.h (Linux 6.11); older headers lack them.
+#ifndef PIDFD_GET_PID_NAMESPACE
+#define PIDFD_GET_PID_NAMESPACE _IO(0xFF, 5)
+#endif
+#ifndef PIDFD_GET_USER_NAMESPACE
+#define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9)
+#endif
+
+int sbs_pidfd_namespace(int pidfd, int kind, uint64_t *device, uint64_t *inode) {
+    if (device == NULL || inode == NULL || (kind != 0 && kind != 1)) { errno = EINVAL; return -1; }
+    int ns = ioctl(pidfd, kind == 0 ? PIDFD_GET_PID_NAMESPACE : PIDFD_GET_USER_NAMESPACE, 0);
+    if (ns < 0) return -1;
+    struct stat info;
+    int result = fstat(ns, &info);
+    int saved = errno;
+    close(ns);
+    if (result != 0) { errno = saved; return -1; }
+    *device = (uint64_t)info.st_dev;
+    *inode = (uint64_t)info.st_ino;
+    return 0;
+}
+
 int sbs_accept(int listener) {
     return accept4(listener, NULL, NULL, SOCK_CLOEXEC);
 }
@@ -130,6 +155,22 @@ int sbs_eventfd(int nonblocking) {
 
 int sbs_deny_inspection(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int sbs_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
+}
+
+int sbs_default_crash_signals(void) {
+    const int signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGQUIT };
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+        if (sigaction(signals[i], &action, NULL) != 0) return -1;
+    }
+    return 0;
 }
 
 int sbs_dumpable(void) {

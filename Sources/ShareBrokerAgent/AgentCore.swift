@@ -8,6 +8,7 @@ import ShareBrokerAgentProtocol
 import ShareBrokerPolicyDocument
 import Synchronization
 import ShareBrokerCrypto
+import ShareBrokerPOSIX
 
 /// Where the agent keeps its state and listens, and where its device policy comes from.
 public struct AgentConfiguration: Sendable, Hashable {
@@ -169,9 +170,10 @@ public final class AgentCore: Sendable {
         var executable: String
         var peer: PeerCredentials
         var connection: any AgentConnection
-        /// How the process runs, as verified when it connected (host, or its Flatpak instance):
-        /// re-identification starts from it rather than reading the peer's files again.
-        var sandbox: FlatpakInspection
+        /// What was read of the process when it connected (its executable, the file's device
+        /// and inode, host or its Flatpak instance): re-identification at a policy install
+        /// starts from it and reads nothing of the process again.
+        var identity: ProcessIdentity
         /// The key ids last sent to this session (empty: "no keys"); `nil` before the first.
         var sentKeyIDs: [UInt32]?
         /// Whether the session asked for keys after its welcome (a `keyRequest` frame): no key
@@ -284,6 +286,7 @@ public final class AgentCore: Sendable {
             throw .state(error)
         }
         state = Mutex(State(registry: registry, ring: ring, fileKeys: fileKeys, metadata: metadata))
+        for warning in Self.replaceableExecutables(registry) { logger.warning("\(warning)") }
     }
 
     deinit {
@@ -371,6 +374,24 @@ public final class AgentCore: Sendable {
         return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
 
+    /// Warnings, one per registered AppConnect host app that is not pinned (`sha256`) and whose
+    /// executable, or the folder holding it, a user other than root owns or others may write:
+    /// that user can put another program at the path (a modified interpreter, say), and it would
+    /// be that app. The identification refuses files owned by others than root and the agent's
+    /// user; this names the rest (the agent's own user, in the one-desktop-user deployment).
+    static func replaceableExecutables(_ registry: DeviceRegistry) -> [String] {
+        registry.apps.filter { $0.isAppConnect && !$0.isFlatpak && $0.sha256 == nil }.compactMap { app in
+            var file = stat()
+            var folder = stat()
+            guard stat(app.executable, &file) == 0 else { return nil }
+            let parent = DurableFile.parent(of: app.executable)
+            let folderOpen = stat(parent, &folder) == 0 && (folder.st_uid != 0 || folder.st_mode & 0o022 != 0)
+            guard file.st_uid != 0 || file.st_mode & 0o022 != 0 || folderOpen else { return nil }
+            let who = file.st_uid != 0 ? "its owner, uid \(file.st_uid)" : "whoever may write \(parent) (owner uid \(folder.st_uid))"
+            return "\(app.executable) (\(app.id)) is not pinned, and \(who) can replace it with any program, which would then get \(app.id)'s keys; pin its sha256 in the device policy, or install it root-owned in a root-owned folder"
+        }
+    }
+
     /// The apps entitled to the group keys: registered AppConnect apps whose user is authorized.
     static func entitled(_ registry: DeviceRegistry) -> Set<String> {
         Set(registry.apps.filter(\.isAuthorized).map(\.id))
@@ -454,7 +475,7 @@ public final class AgentCore: Sendable {
     public func admitApp(peer: PeerCredentials, pidfd: Int32 = -1, connection: any AgentConnection,
                          verify: @Sendable (_ executable: String) -> RefusalMessage? = { _ in nil }) {
         let registry = state.withLock { $0.registry }
-        switch identifier.identify(peer, pidfd: pidfd, in: registry, sandbox: nil) {
+        switch identifier.identification(of: peer, pidfd: pidfd, in: registry) {
         case .failure(let refusal):
             refuse(refusal, peer: peer, connection: connection)
         case .success(let identification):
@@ -473,7 +494,7 @@ public final class AgentCore: Sendable {
                 let id = state.nextSession
                 state.nextSession += 1
                 let session = Session(app: app.id, executable: app.executable, peer: peer, connection: connection,
-                                      sandbox: identification.sandbox)
+                                      identity: identification.identity)
                 connection.admitted(session: id)
                 let welcome = WelcomeMessage(
                     app: app.id, peer: PeerDescription(pid: peer.pid, uid: peer.uid, executable: app.executable),
@@ -546,17 +567,21 @@ public final class AgentCore: Sendable {
         }
     }
 
+    /// A kind of refusal: the reason, the uid, and the file the process ran (device and inode,
+    /// so hard links of one file at many paths are one kind), or its path when the file could
+    /// not be examined.
     struct RefusalKey: Hashable {
         var reason: RefusalReason
         var uid: UInt32
+        var file: FileIdentity?
         var executable: String?
     }
 
-    /// Refusals seen in the current one-second window, by kind; `count` is how many were not
-    /// written on their own.
-    private let refusalWindow = Mutex<[RefusalKey: Int]>([:])
+    /// Refusals seen in the current one-second window, by kind: how many were not written on
+    /// their own, and the executable's path as the first of them named it.
+    private let refusalWindow = Mutex<[RefusalKey: (count: Int, executable: String?)]>([:])
 
-    /// Audits a refusal: the first of its kind (reason, uid, executable) in a one-second window
+    /// Audits a refusal: the first of its kind (reason, uid, file) in a one-second window
     /// is written on its own (with the pid) and `then` runs once it is durable; later ones in
     /// the window only count, and ``flushCoalescedRefusals()`` writes one record with the count,
     /// so a flood of refused connections costs one fsync per kind per second, not one each.
@@ -565,13 +590,18 @@ public final class AgentCore: Sendable {
     /// goes to the agent's log with the first of a kind, not to the audit record.
     func auditCoalesced(reason: RefusalReason, peer: PeerCredentials, executable: String?,
                         writer: PeerCredentials? = nil, detail: String? = nil, then: @escaping @Sendable () -> Void) {
-        let key = RefusalKey(reason: reason, uid: peer.uid, executable: executable)
+        var file: FileIdentity?
+        var info = stat()
+        if executable != nil, stat("\(identifier.procRoot)/\(peer.pid)/exe", &info) == 0 {
+            file = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+        let key = RefusalKey(reason: reason, uid: peer.uid, file: file, executable: file == nil ? executable : nil)
         let first = refusalWindow.withLock { window -> Bool in
             if let seen = window[key] {
-                window[key] = seen + 1
+                window[key] = (seen.count + 1, seen.executable)
                 return false
             }
-            window[key] = 0
+            window[key] = (0, executable)
             return true
         }
         guard first else {
@@ -592,38 +622,62 @@ public final class AgentCore: Sendable {
         auditLog.append([record]) { _ in then() }
     }
 
-    /// `text` with its control characters escaped (`\n`, `\u{1b}`), for one line of the log.
+    /// `text` with its control characters escaped (`\n`, `\u{1b}`), for one line of any log:
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators (U+2028, U+2029),
+    /// so text a peer chose cannot start a forged line or drive a terminal in any exporter.
     static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
         var line = ""
         for scalar in text.unicodeScalars {
             switch scalar.value {
             case 0x0A: line += "\\n"
-            case 0 ..< 0x20, 0x7F: line += "\\u{" + String(scalar.value, radix: 16) + "}"
+            case 0x0D: line += "\\r"
+            case _ where isControl(scalar): line += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: line.unicodeScalars.append(scalar)
             }
         }
         return line
     }
 
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0 ..< 0x20, 0x7F ... 0x9F, 0x2028, 0x2029: true
+        default: false
+        }
+    }
+
+    /// The events an app may report in its audit batches; everything else (`refused`,
+    /// `policy-installed`, ...) is the agent's own to write.
+    static let appReportedEvents: Set<String> = ["blocked", "wiped"]
+
     /// Writes one record per kind of refusal that was counted but not written in the window
     /// that ends now, and starts a new window.
     public func flushCoalescedRefusals() {
-        let window = refusalWindow.withLock { window -> [RefusalKey: Int] in
+        let window = refusalWindow.withLock { window -> [RefusalKey: (count: Int, executable: String?)] in
             defer { window = [:] }
             return window
         }
         let time = Self.now()
-        let records = window.filter { $0.value > 0 }.map { key, count in
+        let records = window.filter { $0.value.count > 0 }.map { key, seen in
             var record = AuditLogRecord(time: time, event: "refused", app: nil, pid: nil, uid: key.uid,
-                                        executable: key.executable, reason: key.reason.rawValue)
-            record.count = count
+                                        executable: seen.executable, reason: key.reason.rawValue)
+            record.count = seen.count
             return record
         }
         guard !records.isEmpty else { return }
         logger.notice("refused processes (coalesced)", metadata: ["records": "\(records.count)",
                                                                   "refusals": "\(records.compactMap(\.count).reduce(0, +))"])
         auditLog.append(records) { _ in }
+    }
+
+    /// Whether `peer` runs the registered executable of an AppConnect app as a user that app
+    /// allows: read at accept (one `readlink`), for the connection reserve
+    /// (``AgentConnectionLimits/reserve``); the hello's identification decides everything else.
+    func mayUseReserve(_ peer: PeerCredentials) -> Bool {
+        guard let executable = identifier.executable(of: peer.pid) else { return false }
+        let registry = state.withLock { $0.registry }
+        guard let app = registry.app(forExecutable: executable), app.isAppConnect else { return false }
+        return (app.users ?? [geteuid(), 0]).contains(peer.uid)
     }
 
     /// Whether `peer` may administer the agent: the agent's own user, or root.
@@ -657,9 +711,9 @@ public final class AgentCore: Sendable {
         let records = batch.records.map { record in
             AcknowledgmentLogRecord(
                 time: time, app: session.app, pid: session.peer.pid, uid: session.peer.uid, push: batch.push,
-                batch: batch.id, id: record.id, kind: record.kind,
+                batch: Self.oneLine(batch.id), id: Self.oneLine(record.id), kind: Self.oneLine(record.kind),
                 state: PolicyState(rawValue: record.state).map(Self.name) ?? "invalid(\(record.state))",
-                message: record.message, generation: record.generation)
+                message: Self.oneLine(record.message), generation: record.generation)
         }
         guard !records.isEmpty else {
             session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(batch: batch.id, logged: true))], sensitive: false)
@@ -681,12 +735,23 @@ public final class AgentCore: Sendable {
     /// Logs a session's audit records durably, then sends the receipt.
     public func audit(_ batch: AuditBatch, session id: UInt64) {
         guard let session = state.withLock({ $0.sessions[id] }) else { return }
+        // The agent decides which events an app may report: a batch with another is refused
+        // whole (nothing of it is logged), and its receipt says why.
+        if let event = batch.records.first(where: { !Self.appReportedEvents.contains($0.event) })?.event {
+            let reason = "an app may report only \(Self.appReportedEvents.sorted().joined(separator: " and ")) events, not '\(Self.oneLine(String(event.prefix(64))))'; nothing of the batch was logged"
+            logger.notice("refused an audit batch", metadata: ["app": "\(session.app)", "pid": "\(session.peer.pid)", "why": "\(reason)"])
+            session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(batch: batch.id, logged: false, reason: reason))], sensitive: false)
+            return
+        }
         let time = Self.now()
+        // What the app wrote is escaped once, here, for every exporter (audit file, system log,
+        // OpenTelemetry).
         let records = batch.records.map { record in
             AuditLogRecord(time: time, event: record.event, app: session.app, pid: session.peer.pid,
-                           uid: session.peer.uid, executable: nil, id: record.id, action: record.action,
-                           target: record.target, rule: record.rule, generation: record.generation,
-                           reason: nil, erased: record.erased, failed: record.failed)
+                           uid: session.peer.uid, executable: nil, id: Self.oneLine(record.id), action: record.action.map(Self.oneLine),
+                           target: record.target.map(Self.oneLine), rule: record.rule.map(Self.oneLine), generation: record.generation,
+                           reason: nil, erased: record.erased?.map(Self.oneLine),
+                           failed: record.failed.map { Dictionary($0.map { (Self.oneLine($0.key), Self.oneLine($0.value)) }) { first, _ in first } })
         }
         if systemLog != nil || otlp != nil {
             for record in records {
@@ -782,16 +847,18 @@ public final class AgentCore: Sendable {
         if persist {
             do throws(AgentStateError) { try DurableFile.writeAtomically(bytes, to: policyPath) } catch { throw .state(error) }
         }
-        // Re-identify every live session against the new registry (outside the lock: hashing may
-        // take a while; the digest cache makes an unchanged binary cheap). A session whose
-        // process no longer matches (pin or executable changed, app removed or now another id)
-        // is closed; if it had received keys, the ring rotates.
-        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app, sandbox: $0.value.sandbox) } }
+        // Re-check every live session against the new registry (outside the lock: hashing a
+        // newly pinned file may take a while; the digest cache makes an unchanged binary cheap),
+        // from what was read of the process when it connected: nothing of the process is read
+        // again (a connected app is not dumpable, and an agent of its own user may no longer
+        // read its /proc files), nothing the peer or its user can make stall (a FUSE mount over
+        // its root or instance record) is read under the install lock. A session whose process
+        // no longer matches (pin or executable changed, app removed or now another id) is
+        // closed; if it had received keys, the ring rotates.
+        let live = state.withLock { $0.sessions.map { (id: $0.key, peer: $0.value.peer, app: $0.value.app, identity: $0.value.identity) } }
         var mismatched: [UInt64: RefusalMessage] = [:]
         for session in live {
-            // From the sandbox verified at connect: nothing the peer or its user can make stall
-            // (a FUSE mount over its root or instance record) is read here, under the install lock.
-            switch identifier.identify(session.peer, in: registry, sandbox: session.sandbox).map(\.app) {
+            switch identifier.match(session.identity, peer: session.peer, in: registry) {
             case .success(let app) where app.id == session.app:
                 continue
             case .success(let app):
@@ -872,11 +939,14 @@ public final class AgentCore: Sendable {
                 "apps": "\(result.revoked.joined(separator: ","))"])
         }
         logger.notice("policy pushed", metadata: ["push": "\(result.push)", "source": "\(source)"])
+        let warnings = Self.replaceableExecutables(registry)
+        for warning in warnings { logger.warning("\(warning)") }
         report(SystemLogRecord(event: "policy-installed", push: result.push, reason: result.rotated ? "group key rotated" : nil))
         auditLog.append([AuditLogRecord(time: Self.now(), event: "policy-installed", target: source,
                                         generation: result.push)]) { _ in }
-        return response(ok: true, message: result.rotated
+        let pushed = result.rotated
             ? "policy \(result.push) pushed; group key rotated (no longer entitled: \(result.revoked.joined(separator: ", ")))"
-            : "policy \(result.push) pushed")
+            : "policy \(result.push) pushed"
+        return response(ok: true, message: ([pushed] + warnings.map { "warning: " + $0 }).joined(separator: "\n"))
     }
 }

@@ -9,26 +9,90 @@ import ShareBrokerCrypto
 import ShareBrokerPOSIX
 import Synchronization
 
-/// How many connections the agent serves at once, and how large a frame may be before the
-/// welcome (docs/THREAT-MODEL.md, "Memory before authentication").
+/// How many connections the agent serves at once, how large a frame may be before the welcome,
+/// and how much memory all clients together may make it hold (docs/THREAT-MODEL.md, "Memory
+/// before authentication" and "Memory after the welcome").
 public struct AgentConnectionLimits: Sendable, Hashable {
     /// Connections open at once, all users together; more are refused at accept.
     public var total: Int
     /// Connections open at once from one uid (`SO_PEERCRED`); more are refused at accept.
     public var perUser: Int
+    /// Of ``total``, the connections only registered apps of their allowed users may take: once
+    /// `total - reserve` are open, a new connection is admitted only if the process runs an
+    /// AppConnect app's registered executable as a user that app allows.
+    public var reserve: Int
     /// The largest frame accepted before the welcome (the hello is a few dozen bytes).
     public var frameSizeBeforeWelcome: Int
     /// The most bytes queued for one client that does not read; past it the connection is dropped.
     public var outputBuffer: Int
+    /// Past this many unsent bytes a connection is no longer read: a client that does not read
+    /// what the agent answers cannot make it queue more answers.
+    public var readPause: Int
+    /// The most bytes queued for all clients together: past it, a client with more than
+    /// ``readPause`` unsent bytes is dropped when more is queued for it.
+    public var totalOutput: Int
+    /// Frames larger than 64 KiB (up to the protocol's 4 MiB) being received and decoded, all
+    /// connections together, each counted at ``largeFrameCost`` times its size (its buffer and
+    /// the copies decoding makes); a connection whose frame would take more is dropped with an
+    /// error.
+    public var largeFrameInput: Int
 
     /// Creates limits.
-    public init(total: Int = 512, perUser: Int = 128, frameSizeBeforeWelcome: Int = 16 * 1024,
-                outputBuffer: Int = 64 * 1024 * 1024) {
+    public init(total: Int = 512, perUser: Int = 128, reserve: Int = 64, frameSizeBeforeWelcome: Int = 16 * 1024,
+                outputBuffer: Int = 64 * 1024 * 1024, readPause: Int = 256 * 1024, totalOutput: Int = 128 * 1024 * 1024,
+                largeFrameInput: Int = 64 * 1024 * 1024) {
         self.total = max(1, total)
         self.perUser = max(1, perUser)
+        self.reserve = min(max(0, reserve), self.total - 1)
         self.frameSizeBeforeWelcome = max(64, frameSizeBeforeWelcome)
         self.outputBuffer = max(AgentFrame.maxFrameSize, outputBuffer)
+        self.readPause = max(4096, readPause)
+        self.totalOutput = max(self.outputBuffer, totalOutput)
+        self.largeFrameInput = max(AgentFrame.maxFrameSize * Self.largeFrameCost, largeFrameInput)
     }
+
+    /// An input buffer up to this size is a connection's own; past it, it draws on ``largeFrameInput``.
+    static let smallFrameInput = 64 * 1024
+    /// What a large frame costs while it is received and decoded, in multiples of its size: the
+    /// input buffer, the frame's body, and the decoder's copies (JSON text and strings).
+    public static let largeFrameCost = 4
+}
+
+/// The bytes all connections hold together: queued output, and input buffers past 64 KiB.
+final class ClientMemory: Sendable {
+    private struct Counts {
+        var output = 0
+        var largeInput = 0
+    }
+    private let counts = Mutex(Counts())
+    let limits: AgentConnectionLimits
+
+    init(limits: AgentConnectionLimits) { self.limits = limits }
+
+    /// Output queued (positive) or written (negative); returns the total now.
+    @discardableResult
+    func addOutput(_ delta: Int) -> Int {
+        counts.withLock { counts in
+            counts.output += delta
+            return counts.output
+        }
+    }
+
+    /// Takes `bytes` of the large-frame budget, or says it is spent.
+    func takeLargeInput(_ bytes: Int) -> Bool {
+        counts.withLock { counts in
+            guard counts.largeInput + bytes <= limits.largeFrameInput else { return false }
+            counts.largeInput += bytes
+            return true
+        }
+    }
+
+    func releaseLargeInput(_ bytes: Int) {
+        counts.withLock { $0.largeInput -= bytes }
+    }
+
+    /// Queued output and large input buffers now.
+    var held: (output: Int, largeInput: Int) { counts.withLock { ($0.output, $0.largeInput) } }
 }
 
 /// One accepted client, served by a thread of its own: reads go through `recvmsg` with
@@ -61,16 +125,18 @@ final class SocketConnection: AgentConnection {
     let peer: PeerCredentials
     let core: AgentCore
     let limits: AgentConnectionLimits
+    let memory: ClientMemory
     let handshakeDeadline: UInt64
     private let shared = Mutex(Shared())
 
-    init(fd: Int32, wake: Int32, pidfd: Int32, peer: PeerCredentials, core: AgentCore, limits: AgentConnectionLimits) {
+    init(fd: Int32, wake: Int32, pidfd: Int32, peer: PeerCredentials, core: AgentCore, memory: ClientMemory) {
         self.fd = fd
         self.wake = wake
         self.pidfd = pidfd
         self.peer = peer
         self.core = core
-        self.limits = limits
+        self.limits = memory.limits
+        self.memory = memory
         self.handshakeDeadline = Self.now() + UInt64(core.configuration.handshakeTimeoutMilliseconds) * 1_000_000
     }
 
@@ -85,25 +151,41 @@ final class SocketConnection: AgentConnection {
     // MARK: AgentConnection
 
     func send(_ frames: [AgentFrame], sensitive: Bool) {
-        let overflow = shared.withLock { state -> Bool in
-            guard !state.closeRequested else { return false }
+        let overflow = shared.withLock { state -> String? in
+            guard !state.closeRequested else { return nil }
+            let before = state.out.count - state.written
             for frame in frames {
                 var bytes = frame.encoded()
                 state.out.append(contentsOf: bytes)
                 if sensitive { Zeroize.zero(&bytes) }
             }
             Self.flush(fd, &state)
-            if state.out.count - state.written > limits.outputBuffer {
+            let unsent = state.out.count - state.written
+            let total = memory.addOutput(unsent - before)
+            let why: String?
+            if unsent > limits.outputBuffer {
+                why = "more than \(limits.outputBuffer) bytes wait for it"
+            } else if total > limits.totalOutput && unsent > limits.readPause {
+                why = "the agent holds more than \(limits.totalOutput) bytes for clients, \(unsent) of them for it"
+            } else {
+                why = nil
+            }
+            if let why {
+                // Dropped now: what it did not read is zeroed and freed.
+                memory.addOutput(-unsent)
+                Zeroize.zero(&state.out)
+                state.out = []
+                state.written = 0
                 state.closeRequested = true
                 state.closeDeadline = Self.now()
                 signal(state)
-                return true
+                return why
             }
             if state.written < state.out.count { signal(state) }
-            return false
+            return nil
         }
-        if overflow {
-            core.logger.notice("dropped a client that does not read", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
+        if let overflow {
+            core.logger.notice("dropped a client that does not read", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)", "why": "\(overflow)"])
         }
     }
 
@@ -129,26 +211,31 @@ final class SocketConnection: AgentConnection {
         _ = write(wake, &one, 8)
     }
 
-    /// Writes what the socket takes now; zeroes and drops what was written.
-    private static func flush(_ fd: Int32, _ state: inout Shared) {
+    /// Writes what the socket takes now; zeroes and drops what was written. Returns the bytes
+    /// that left the queue (written, or dropped when the peer is gone).
+    @discardableResult
+    private static func flush(_ fd: Int32, _ state: inout Shared) -> Int {
+        let start = state.written
         while state.written < state.out.count {
             let n = state.out.withUnsafeBytes { raw in
                 Glibc.send(fd, raw.baseAddress.map { $0 + state.written }, raw.count - state.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
             if n < 0 {
                 if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                if errno == EAGAIN || errno == EWOULDBLOCK { return state.written - start }
                 // The peer is gone: drop everything queued.
                 state.written = state.out.count
                 break
             }
             state.written += n
         }
+        let left = state.written - start
         if state.written >= state.out.count && !state.out.isEmpty {
             Zeroize.zero(&state.out)
-            state.out.removeAll(keepingCapacity: true)
+            state.out.removeAll(keepingCapacity: state.out.capacity <= AgentConnectionLimits.smallFrameInput)
             state.written = 0
         }
+        return left
     }
 
     // MARK: The connection's thread
@@ -157,11 +244,14 @@ final class SocketConnection: AgentConnection {
     func run() {
         var input = Input(limit: limits.frameSizeBeforeWelcome)
         loop: while true {
-            let (pending, closing, closeDeadline, awaitingHello) = shared.withLock { state in
-                (state.written < state.out.count, state.closeRequested, state.closeDeadline, {
+            let (unsent, closing, closeDeadline, awaitingHello) = shared.withLock { state in
+                (state.out.count - state.written, state.closeRequested, state.closeDeadline, {
                     if case .awaitingHello = state.phase { return true } else { return false }
                 }())
             }
+            let pending = unsent > 0
+            // A client that does not read what it was sent is not read either, until it does.
+            let reading = !closing && unsent <= limits.readPause
             let now = Self.now()
             if closing && (!pending || now >= closeDeadline) { break }
             if awaitingHello && !closing && now >= handshakeDeadline {
@@ -169,7 +259,7 @@ final class SocketConnection: AgentConnection {
                 break
             }
             var fds = [
-                pollfd(fd: fd, events: Int16((closing ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
+                pollfd(fd: fd, events: Int16((reading ? POLLIN : 0) | (pending ? POLLOUT : 0)), revents: 0),
                 pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
             ]
             var timeout: Int32 = -1
@@ -185,13 +275,16 @@ final class SocketConnection: AgentConnection {
                 _ = read(wake, &value, 8)
             }
             if pending && fds[0].revents & Int16(POLLOUT) != 0 {
-                shared.withLock { Self.flush(fd, &$0) }
+                memory.addOutput(-shared.withLock { Self.flush(fd, &$0) })
             }
             if closing {
                 if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
                 continue
             }
-            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            // Not reading (the client does not read either) and it hung up: nothing queued can
+            // reach it any more.
+            if !reading && fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }
+            if reading && fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 switch receive(into: &input) {
                 case .more: continue loop
                 case .ended: break loop
@@ -199,6 +292,7 @@ final class SocketConnection: AgentConnection {
             }
         }
         input.wipe()
+        input.release(memory)
         if case .app(let id) = shared.withLock({ state -> Phase in
             let phase = state.phase
             state.phase = .closing
@@ -207,8 +301,10 @@ final class SocketConnection: AgentConnection {
             core.disconnected(session: id)
         }
         shared.withLock { state in
+            memory.addOutput(-(state.out.count - state.written))
             Zeroize.zero(&state.out)
             state.out = []
+            state.written = 0
             state.closeRequested = true
             state.ended = true
             _ = shutdown(fd, Int32(SHUT_RDWR))
@@ -218,20 +314,57 @@ final class SocketConnection: AgentConnection {
         }
     }
 
-    /// The bytes read and not yet decoded, bounded by the frame size the phase allows.
+    /// The bytes read and not yet decoded, bounded by the frame size the phase allows. The
+    /// buffer grows to the frame being read (past 64 KiB from the agent-wide large-frame budget)
+    /// and shrinks back once it is decoded.
     struct Input {
         var buffer: [UInt8]
         var filled = 0
-        var limit: Int
+        /// Bytes of the buffer taken from the large-frame budget.
+        var borrowed = 0
 
         init(limit: Int) {
-            self.limit = limit
             buffer = [UInt8](repeating: 0, count: 4 + limit)
         }
 
         mutating func wipe() {
             Zeroize.zero(&buffer)
             filled = 0
+        }
+
+        /// Room for a frame of `length` bytes (and its prefix); false when the budget is spent.
+        mutating func reserve(_ length: Int, _ memory: ClientMemory) -> Bool {
+            let needed = 4 + length
+            guard needed > buffer.count else { return true }
+            let large = max(0, needed - (4 + AgentConnectionLimits.smallFrameInput)) * AgentConnectionLimits.largeFrameCost
+            if large > borrowed {
+                guard memory.takeLargeInput(large - borrowed) else { return false }
+                borrowed = large
+            }
+            buffer.append(contentsOf: [UInt8](repeating: 0, count: needed - buffer.count))
+            return true
+        }
+
+        /// Back to at most 64 KiB once what it holds fits, returning what was borrowed.
+        mutating func shrink(_ memory: ClientMemory) {
+            let small = 4 + AgentConnectionLimits.smallFrameInput
+            guard borrowed > 0, filled <= small else { return }
+            var smaller = [UInt8](repeating: 0, count: small)
+            smaller.withUnsafeMutableBytes { target in
+                buffer.withUnsafeBytes { source in
+                    guard let to = target.baseAddress, let from = source.baseAddress else { return }
+                    memcpy(to, from, filled)
+                }
+            }
+            Zeroize.zero(&buffer)
+            buffer = smaller
+            memory.releaseLargeInput(borrowed)
+            borrowed = 0
+        }
+
+        mutating func release(_ memory: ClientMemory) {
+            if borrowed > 0 { memory.releaseLargeInput(borrowed) }
+            borrowed = 0
         }
     }
 
@@ -281,9 +414,8 @@ final class SocketConnection: AgentConnection {
             guard length <= allowed else {
                 return fail("frame too large: \(length) bytes, at most \(allowed) before the welcome; send the hello first")
             }
-            if input.buffer.count < 4 + allowed {
-                // Admitted: frames may now be as large as the protocol allows.
-                input.buffer.append(contentsOf: [UInt8](repeating: 0, count: 4 + allowed - input.buffer.count))
+            guard input.reserve(length, memory) else {
+                return fail("the agent is receiving too many large frames at once (\(limits.largeFrameInput) bytes in all); send frames under 64 KiB, or retry later")
             }
             guard input.filled >= 4 + length else { return .more }
             let frame: AgentFrame
@@ -299,7 +431,10 @@ final class SocketConnection: AgentConnection {
                 memset(base + (input.filled - consumed), 0, consumed)
             }
             input.filled -= consumed
-            if case .ended = handle(frame, pendingAfter: input.filled) { return .ended }
+            // The budget is given back once the frame was handled (decoded and acted on).
+            let outcome = handle(frame, pendingAfter: input.filled)
+            input.shrink(memory)
+            if case .ended = outcome { return .ended }
             if shared.withLock({ state -> Bool in
                 if case .closing = state.phase { return true }
                 return state.closeRequested
@@ -318,11 +453,15 @@ final class SocketConnection: AgentConnection {
                 let hello = try AgentMessage.decode(HelloMessage.self, from: frame.body)
                 handleHello(hello, pendingAfter: pendingAfter)
             case (.app(let id), .acknowledgments):
-                core.acknowledgments(try AgentMessage.decode(AcknowledgmentBatch.self, from: frame.body), session: id)
+                let batch = try AgentMessage.decode(AcknowledgmentBatch.self, from: frame.body)
+                try Self.checkIDs(batch: batch.id, records: batch.records.map(\.id))
+                core.acknowledgments(batch, session: id)
             case (.app(let id), .keyRequest):
                 core.keysRequested(session: id)
             case (.app(let id), .audit):
-                core.audit(try AgentMessage.decode(AuditBatch.self, from: frame.body), session: id)
+                let batch = try AgentMessage.decode(AuditBatch.self, from: frame.body)
+                try Self.checkIDs(batch: batch.id, records: batch.records.map(\.id))
+                core.audit(batch, session: id)
             case (.admin, .adminRequest):
                 handleAdmin(try AgentMessage.decode(AdminRequest.self, from: frame.body))
             case (.identifying, _):
@@ -334,6 +473,16 @@ final class SocketConnection: AgentConnection {
             return fail("\(error)")
         }
         return .more
+    }
+
+    /// The longest batch or record id accepted (a client's are a few dozen bytes): the receipt
+    /// echoes the batch id, so a long one would make the agent queue it again for the client.
+    static let maxIDBytes = 256
+
+    static func checkIDs(batch: String, records: [String]) throws(FrameError) {
+        guard batch.utf8.count <= maxIDBytes, records.allSatisfy({ $0.utf8.count <= maxIDBytes }) else {
+            throw .invalidBody("a batch or record id is longer than \(maxIDBytes) bytes; use short ids")
+        }
     }
 
     /// Sends an error frame and closes after it.
@@ -459,6 +608,8 @@ extension AgentCore {
 public final class AgentServer: Sendable {
     struct Counts {
         var total = 0
+        /// Of `total`, connections admitted into the reserve.
+        var reserved = 0
         var perUser: [UInt32: Int] = [:]
         var connections: [ObjectIdentifier: SocketConnection] = [:]
         var stopped = false
@@ -470,6 +621,8 @@ public final class AgentServer: Sendable {
     public let limits: AgentConnectionLimits
     let listener: Int32
     let stopEvent: Int32
+    /// What all connections hold together (``AgentConnectionLimits/totalOutput``, ``AgentConnectionLimits/largeFrameInput``).
+    let memory: ClientMemory
     private let counts = Mutex(Counts())
     private let acceptDone = DispatchSemaphore(value: 0)
     /// Signalled by the signal thread at SIGTERM or SIGINT.
@@ -481,6 +634,7 @@ public final class AgentServer: Sendable {
                  stopRequested: DispatchSemaphore, policyWatcher: PolicyDirectoryWatcher?) {
         self.core = core
         self.limits = limits
+        self.memory = ClientMemory(limits: limits)
         self.listener = listener
         self.stopEvent = stopEvent
         self.stopRequested = stopRequested
@@ -602,10 +756,10 @@ public final class AgentServer: Sendable {
             return
         }
         let peer = PeerCredentials(pid: kernel.pid, uid: kernel.uid, gid: kernel.gid)
-        let refusal = counts.withLock { counts -> String? in
+        var refusal = counts.withLock { counts -> String? in
             if counts.stopped { return "the agent is stopping" }
-            if counts.total >= limits.total {
-                return "the agent serves at most \(limits.total) connections at once; close idle ones and retry"
+            if counts.total >= limits.total - limits.reserve {
+                return "the agent serves at most \(limits.total - limits.reserve) connections at once (and \(limits.reserve) more for registered apps); close idle ones and retry"
             }
             if counts.perUser[peer.uid, default: 0] >= limits.perUser {
                 return "uid \(peer.uid) has \(limits.perUser) connections open, the most the agent allows one user; close idle ones and retry"
@@ -613,6 +767,19 @@ public final class AgentServer: Sendable {
             counts.total += 1
             counts.perUser[peer.uid, default: 0] += 1
             return nil
+        }
+        var reserved = false
+        // Full for everyone else: a registered app of a user it allows may still take the reserve,
+        // so a flood of other processes (of any uid) cannot keep the apps out.
+        if refusal != nil, limits.reserve > 0, core.mayUseReserve(peer) {
+            reserved = counts.withLock { counts -> Bool in
+                guard !counts.stopped, counts.reserved < limits.reserve, counts.total < limits.total else { return false }
+                counts.total += 1
+                counts.reserved += 1
+                counts.perUser[peer.uid, default: 0] += 1
+                return true
+            }
+            if reserved { refusal = nil }
         }
         if let refusal {
             let frame = AgentMessage.frame(.refused, RefusalMessage(reason: .tooManyConnections, message: refusal,
@@ -631,23 +798,25 @@ public final class AgentServer: Sendable {
         guard wake >= 0 else {
             if pidfd >= 0 { Glibc.close(pidfd) }
             Glibc.close(fd)
-            release(uid: peer.uid, nil)
+            release(uid: peer.uid, reserved: reserved, nil)
             return
         }
-        let connection = SocketConnection(fd: fd, wake: wake, pidfd: pidfd, peer: peer, core: core, limits: limits)
+        let inReserve = reserved
+        let connection = SocketConnection(fd: fd, wake: wake, pidfd: pidfd, peer: peer, core: core, memory: memory)
         counts.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
         let thread = Thread { [self] in
             connection.run()
-            release(uid: peer.uid, connection)
+            release(uid: peer.uid, reserved: inReserve, connection)
         }
         thread.stackSize = 512 * 1024
         thread.name = "sharebrokerd.connection"
         thread.start()
     }
 
-    private func release(uid: UInt32, _ connection: SocketConnection?) {
+    private func release(uid: UInt32, reserved: Bool, _ connection: SocketConnection?) {
         counts.withLock { counts in
             counts.total -= 1
+            if reserved { counts.reserved -= 1 }
             counts.perUser[uid, default: 1] -= 1
             if counts.perUser[uid] == 0 { counts.perUser[uid] = nil }
             if let connection { counts.connections[ObjectIdentifier(connection)] = nil }

@@ -31,8 +31,13 @@ struct SystemLogRecord: Sendable, Equatable {
     /// the same event of the same app within a second into one record); `nil` for one.
     var count: Int?
 
-    /// The structured fields, in a fixed order, without empty ones.
+    /// The structured fields, in a fixed order, without empty ones, their control characters
+    /// escaped (``AgentCore/oneLine(_:)``), so every exporter gets the same safe text.
     var fields: [(key: String, value: String)] {
+        rawFields.map { ($0.key, AgentCore.oneLine($0.value)) }
+    }
+
+    private var rawFields: [(key: String, value: String)] {
         var out: [(String, String)] = [("event", event)]
         if let device { out.append(("device", device)) }
         if let app { out.append(("app", app)) }
@@ -46,9 +51,20 @@ struct SystemLogRecord: Sendable, Equatable {
         return out
     }
 
-    /// One line for people.
+    /// One line for people: `key=value`, a value quoted (`"`, `\` escaped) when it is empty or
+    /// holds a space, `=` or `"`, so no value can pass for another field.
     var message: String {
-        "sharebroker " + fields.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        "sharebroker " + fields.map { "\($0.key)=\(Self.quotedIfNeeded($0.value))" }.joined(separator: " ")
+    }
+
+    static func quotedIfNeeded(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "=" || $0 == "\"" || $0.isWhitespace }) else { return value }
+        var out = "\""
+        for character in value {
+            if character == "\"" || character == "\\" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
     }
 }
 

@@ -281,6 +281,10 @@ public enum RefusalReason: String, Codable, Sendable, Hashable {
     /// The process has a `/.flatpak-info` (it says it is a Flatpak app), but the claim does not
     /// verify against Flatpak's instance record, the sandbox's namespaces or the installed app.
     case flatpakUnverified
+    /// A process that is not a Flatpak app runs outside the agent's pid or user namespace
+    /// (made with `unshare`, or a container): the credentials it attaches to its writes cannot
+    /// be trusted to name the writer.
+    case foreignNamespace
 }
 
 /// Agent → client: no keys, no policy. The agent closes the connection after it.

@@ -104,8 +104,15 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
     public let retiredAt: [UInt64]
     private let wipedFlag = Atomic<Bool>(false)
 
+    /// When each key became current (Unix seconds), current first then as ``previous``; `nil`
+    /// when the ring does not know (its oldest key, or a ring of one key). A key becomes current
+    /// exactly when the one before it is retired, so this is the next older key's ``retiredAt``.
+    public var activatedAt: [UInt64?] {
+        (0...previous.count).map(activation(ofKeyAt:))
+    }
+
     /// How long after a key's retirement a version 2 item sealed under it still opens, in
-    /// seconds: the time a rotated ring takes to reach every app (milliseconds on one machine)
+    /// seconds (and how long before its activation one may claim to be sealed): the time a rotated ring takes to reach every app (milliseconds on one machine)
     /// and the rounding of both times to whole seconds. A deauthorized app that kept the key can
     /// forge items for at most this long after the rotation.
     public static let retiredKeyGraceSeconds: UInt64 = 5
@@ -360,15 +367,23 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
         let header = try EnvelopeHeader.parse(envelope)
         // The current key (nearly every item) is passed borrowed: `current` is a constant of this
         // ring, which the caller keeps alive for the call, so its box needs no retain here.
-        if current.id == header.keyID { return try open(envelope, header: header, box: current, retiredAt: nil) }
+        if current.id == header.keyID {
+            return try open(envelope, header: header, box: current, activatedAt: activation(ofKeyAt: 0), retiredAt: nil)
+        }
         guard let index = previous.firstIndex(where: { $0.id == header.keyID }) else { throw .unknownKey(id: header.keyID) }
-        return try open(envelope, header: header, box: previous[index], retiredAt: retiredAt[index])
+        return try open(envelope, header: header, box: previous[index], activatedAt: activation(ofKeyAt: index + 1),
+                        retiredAt: retiredAt[index])
+    }
+
+    /// When the key at `index` (0: current, then ``previous``) became current, if known.
+    private func activation(ofKeyAt index: Int) -> UInt64? {
+        index < retiredAt.count && retiredAt[index] > 0 ? retiredAt[index] : nil
     }
 
     /// The open of an envelope whose header parsed, under `box` (retired at `retired`, `nil` for
     /// the current key).
     private func open(_ envelope: UnsafeRawBufferPointer, header: EnvelopeHeader, box: KeyBox,
-                      retiredAt retired: UInt64?) throws(SealingError) -> OpenedItem {
+                      activatedAt activated: UInt64?, retiredAt retired: UInt64?) throws(SealingError) -> OpenedItem {
         guard let base = envelope.baseAddress else { throw .truncated }
         let aad = UnsafeRawBufferPointer(start: base, count: header.length)
         let body = UnsafeRawBufferPointer(rebasing: envelope[header.length...])
@@ -401,6 +416,12 @@ public final class KeyRing: Sendable, CustomStringConvertible, CustomReflectable
             plaintext = try box.withKey { (key) throws(SealingError) -> [UInt8] in
                 try ChunkedSealing.open(key: key, header: aad, nonce: nonce, body: body)
             }
+        }
+        if let activated, let sealedAt = header.sealedAt, sealedAt &+ Self.retiredKeyGraceSeconds < activated {
+            // Authentic, but it claims a time before its key existed: the time is the sealer's
+            // choice (a ring's holder back-dating an item to before a rotation), not the seal's.
+            plaintext.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+            throw .sealedBeforeKeyActivated(keyID: header.keyID, sealedAt: sealedAt, activatedAt: activated)
         }
         if let retired {
             // Authentic, under a key that is no longer current: only what was sealed before the

@@ -57,6 +57,11 @@ public enum SealingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// app that kept the key after losing its entitlement seals with it then. Refused as forged;
     /// discard it and do not trust its content or its claimed sealer.
     case sealedAfterKeyRetired(keyID: UInt32, sealedAt: UInt64, retiredAt: UInt64)
+    /// The item is authentic under key `keyID`, which became current at `activatedAt`, but it
+    /// says it was sealed earlier, at `sealedAt` (Unix seconds): no app held that key then, so
+    /// the time was chosen by whoever sealed it (a back-dated forgery). Refused; discard it and
+    /// do not trust its content or its claimed sealer.
+    case sealedBeforeKeyActivated(keyID: UInt32, sealedAt: UInt64, activatedAt: UInt64)
     /// The item is a legacy (version 1) item, which carries no seal time, under key `keyID`,
     /// which is no longer current: it cannot be told from one forged with the retired key, so it
     /// is refused. Copy the content again from its source.
@@ -99,6 +104,8 @@ public enum SealingError: Error, Sendable, Hashable, CustomStringConvertible {
             "the sealer (app id) is \(length) UTF-8 bytes, over the \(limit)-byte limit; nothing was sealed, use a shorter app id"
         case .sealedAfterKeyRetired(let id, let sealedAt, let retiredAt):
             "the sealed item is refused as forged: key \(KeyIDFormat.hex(id)) was retired at \(retiredAt) (Unix seconds) and the item claims it was sealed later, at \(sealedAt); only an app that kept a revoked key does that, discard it"
+        case .sealedBeforeKeyActivated(let id, let sealedAt, let activatedAt):
+            "the sealed item is refused as forged: key \(KeyIDFormat.hex(id)) became current at \(activatedAt) (Unix seconds) and the item claims it was sealed earlier, at \(sealedAt), when no app held that key; discard it"
         case .legacyItemUnderRetiredKey(let id):
             "the sealed item is a version 1 item (no seal time) under key \(KeyIDFormat.hex(id)), which has been retired; it cannot be told from a forgery and is refused, copy the content again"
         }

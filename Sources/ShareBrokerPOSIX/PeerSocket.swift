@@ -64,6 +64,16 @@ package enum PeerSocket {
         return .success((pidfd, source == 1 ? .peerPidfd : .pidfdOpen))
     }
 
+    /// The pid or user namespace of the process behind `pidfd` (device and inode of its nsfs
+    /// file), through the pidfd's namespace ioctls (Linux 6.11+), or the `errno` (`ENOTTY` or
+    /// `EINVAL` where the kernel lacks them; `EACCES` when the agent may not inspect the process).
+    package static func namespace(_ kind: NamespaceKind, pidfd: Int32) -> Result<FileIdentity, POSIXErrorCode32> {
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        guard sbs_pidfd_namespace(pidfd, kind == .pid ? 0 : 1, &device, &inode) == 0 else { return .failure(POSIXErrorCode32(errno)) }
+        return .success(FileIdentity(device: device, inode: inode))
+    }
+
     /// Accepts a connection (`SOCK_CLOEXEC`): the descriptor, or -1 with `errno`.
     package static func accept(_ listener: Int32) -> Int32 {
         sbs_accept(listener)
@@ -79,6 +89,23 @@ package enum PeerSocket {
     package static func isAlive(pidfd: Int32, pid: Int32) -> Bool {
         guard sbs_pidfd_alive(pidfd) == 1 else { return false }
         return sbs_pidfd_pid(pidfd) == pid
+    }
+}
+
+/// A kind of Linux namespace the agent compares.
+package enum NamespaceKind: String, Sendable, Hashable {
+    case pid
+    case user
+}
+
+/// A file as the kernel knows it: device and inode.
+package struct FileIdentity: Sendable, Hashable {
+    package var device: UInt64
+    package var inode: UInt64
+
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
     }
 }
 

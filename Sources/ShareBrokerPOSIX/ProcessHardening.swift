@@ -7,9 +7,32 @@ package enum ProcessHardening {
     /// the same user can neither ptrace it nor open its `/proc/PID/mem`, `environ` or `fd`
     /// (those files become root's). Called once keys arrive (apps) or before they are loaded
     /// (the agent). Lasts until the next `execve`. Returns whether the kernel accepted it.
+    ///
+    /// Also turns the Swift runtime's crash backtracer off (the signals of a crash get the
+    /// kernel's default action): it would print registers and the memory around them, where
+    /// key bytes may be, to standard error (``quietCrashes()``).
     @discardableResult
     package static func denyInspection() -> Bool {
-        sbs_deny_inspection() == 0
+        quietCrashes()
+        return sbs_deny_inspection() == 0
+    }
+
+    /// The signals of a crash (`SIGSEGV`, `SIGBUS`, `SIGILL`, `SIGFPE`, `SIGTRAP`, `SIGABRT`,
+    /// `SIGQUIT`) get the kernel's default action, so the Swift runtime's backtracer
+    /// (`SWIFT_BACKTRACE`) does not run in a process that holds keys: the process dies without
+    /// printing its registers or memory (and, non-dumpable, without a core dump). A `fatalError`
+    /// still prints its message. Returns whether every handler was reset.
+    @discardableResult
+    package static func quietCrashes() -> Bool {
+        sbs_default_crash_signals() == 0
+    }
+
+    /// At most `count` malloc arenas (`M_ARENA_MAX`): a daemon with a thread per connection
+    /// then reuses memory one client's large frame used for the next, rather than keeping it
+    /// in an arena per thread group. Returns whether glibc accepted it.
+    @discardableResult
+    package static func limitMallocArenas(_ count: Int32) -> Bool {
+        sbs_limit_malloc_arenas(count) == 1
     }
 
     /// Whether this process is dumpable now.

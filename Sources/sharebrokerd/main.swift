@@ -61,7 +61,7 @@ struct ShareBrokerDaemon: ParsableCommand {
     @Option(name: .customLong("flatpak-installation"), help: "A Flatpak installation whose apps the agent trusts (repeatable; an app's files must be under INSTALLATION/app/APP-ID/, owned by root or the agent's user). Default: /var/lib/flatpak.")
     var flatpakInstallations: [String] = []
 
-    @Option(help: ArgumentHelp("The folder of the users' runtime folders, where Flatpak keeps its instance records (ROOT/UID/.flatpak/INSTANCE/).", visibility: .hidden))
+    @Option(help: "The folder holding the users' runtime folders, where Flatpak keeps its instance records (ROOT/UID/.flatpak/INSTANCE/). Default: /run/user.")
     var flatpakRuntimeRoot: String = "/run/user"
 
     @Flag(help: "Let other users connect (socket mode 0666); the agent still identifies each process. Default: owner only (0600).")
@@ -143,6 +143,10 @@ struct ShareBrokerDaemon: ParsableCommand {
             runtimeRoot: flatpakRuntimeRoot)
         configuration.logMaxBytes = logMaxBytes
         configuration.logFilesKept = logKeep
+        // A few malloc arenas for the agent's many connection threads, not one per core and
+        // thread group: memory a client's large frame used is reused by the next, not held in an
+        // arena of its own (docs/THREAT-MODEL.md, "Memory after the welcome").
+        ProcessHardening.limitMallocArenas(4)
         // Before any key is loaded: other processes of the agent's user can neither ptrace it
         // nor read its memory through /proc, and it leaves no core dump.
         ProcessHardening.denyInspection()

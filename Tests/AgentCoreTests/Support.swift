@@ -148,12 +148,18 @@ final class CoreFixture: @unchecked Sendable {
         guard chmod(path, 0o755) == 0 else { throw CocoaError(.fileWriteNoPermission) }
     }
 
-    /// "Process `pid` runs `executable`": `proc/PID/exe` points at it.
+    /// "Process `pid` runs `executable`": `proc/PID/exe` points at it, and `proc/PID/ns/` at
+    /// this process's namespaces.
     func run(pid: Int32, _ executable: String) throws {
         let folder = proc + "/\(pid)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: folder + "/exe")
         try FileManager.default.createSymbolicLink(atPath: folder + "/exe", withDestinationPath: executable)
+        // A host process in the agent's own pid and user namespaces (this test process's).
+        try FileManager.default.createDirectory(atPath: folder + "/ns", withIntermediateDirectories: true)
+        for kind in ["pid", "user"] where !FileManager.default.fileExists(atPath: folder + "/ns/" + kind) {
+            try FileManager.default.createSymbolicLink(atPath: folder + "/ns/" + kind, withDestinationPath: "/proc/self/ns/" + kind)
+        }
     }
 
     /// A process of the agent's user, running `executable`.

@@ -105,7 +105,9 @@ struct SystemLogTests {
                                      push: 7, reason: "a \"quoted\" ] value\nwith a newline", isWarning: true)
         let syslog = String(decoding: SystemLogExporter.syslogDatagram(record, hostname: "host", pid: 42, time: Date(timeIntervalSince1970: 0)), as: UTF8.self)
         #expect(syslog.hasPrefix("<28>1 1970-01-01T00:00:00.000Z host sharebrokerd 42 blocked [sharebroker@32473 event=\"blocked\" app=\"com.acme.notes\""))
-        #expect(syslog.contains(#"reason="a \"quoted\" \] value with a newline""#))
+        // Control characters are escaped (issue 29, item 6): the newline is the two characters \n,
+        // whose backslash PARAM-VALUE escapes again.
+        #expect(syslog.contains(#"reason="a \"quoted\" \] value\\nwith a newline""#))
         #expect(!syslog.contains("\n"))
         // The hand-made timestamp is Foundation's ISO 8601 with milliseconds, in UTC.
         for seconds in [0, 951_782_400.5, 1_764_079_200.123, 4_102_444_799.999] {
@@ -154,7 +156,7 @@ struct SystemLogTests {
         #expect(fields["SHAREBROKER_EVENT"] == "policy-refused")
         #expect(fields["SHAREBROKER_APP"] == "com.acme.notes")
         #expect(fields["SHAREBROKER_PUSH"] == "3")
-        #expect(fields["SHAREBROKER_REASON"] == "line one line=two", "the newline is replaced, the '=' kept in the value")
+        #expect(fields["SHAREBROKER_REASON"] == "line one\\nline=two", "the newline is escaped (\\n), the '=' kept in the value")
         #expect(fields["PRIORITY"] == "4")
         #expect(fields["SYSLOG_IDENTIFIER"] == "sharebrokerd")
         #expect(fields["MESSAGE"]?.contains("device=") == true)

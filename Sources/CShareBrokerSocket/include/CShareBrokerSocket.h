@@ -39,6 +39,12 @@ int sbs_pidfd_alive(int pidfd);
 /// cannot be read.
 int32_t sbs_pidfd_pid(int pidfd);
 
+/// The namespace of kind `kind` (0: pid, 1: user) the process behind pidfd is in, as the device
+/// and inode of its nsfs file: through PIDFD_GET_PID_NAMESPACE / PIDFD_GET_USER_NAMESPACE (Linux
+/// 6.11+; needs the same access as /proc/PID/ns). 0, or -1 with errno (ENOTTY or EINVAL: the
+/// kernel has no such ioctl).
+int sbs_pidfd_namespace(int pidfd, int kind, uint64_t *device, uint64_t *inode);
+
 /// accept4 with SOCK_CLOEXEC. The descriptor, or -1 with errno.
 int sbs_accept(int listener);
 
@@ -48,6 +54,14 @@ int sbs_eventfd(int nonblocking);
 /// prctl(PR_SET_DUMPABLE, 0): no core dump, no ptrace and no /proc/PID/mem, environ or fd
 /// for processes of the same user (the process's /proc files become root's). 0, or -1 with errno.
 int sbs_deny_inspection(void);
+
+/// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas. 1 when set, 0 when not.
+int sbs_limit_malloc_arenas(int count);
+
+/// Puts back the kernel's default action for the signals of a crash (SIGSEGV, SIGBUS, SIGILL,
+/// SIGFPE, SIGTRAP, SIGABRT, SIGQUIT): the Swift runtime's backtracer, which prints registers
+/// and the memory around them, no longer runs. 0, or -1 with errno.
+int sbs_default_crash_signals(void);
 
 /// prctl(PR_GET_DUMPABLE): 1 when dumpable, 0 when not, -1 with errno.
 int sbs_dumpable(void);

@@ -120,7 +120,7 @@ package enum PasteboardReader {
                 opened = item
             } catch {
                 switch error {
-                case .sealedAfterKeyRetired, .legacyItemUnderRetiredKey:
+                case .sealedAfterKeyRetired, .sealedBeforeKeyActivated, .legacyItemUnderRetiredKey:
                     refusal = refusal ?? "sealedItemForged"
                 case .unknownKey, .wiped, .unsupportedVersion, .sodiumInitFailed, .outOfSecureMemory, .invalidKeyLength:
                     // Not for this reader's keys (another group, keys wiped, a newer format):

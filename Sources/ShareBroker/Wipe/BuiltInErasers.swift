@@ -17,6 +17,9 @@ final class PasteboardWriteLog: Sendable {
     private static let none = Int.min
     /// The record file and the pasteboard identity it is for, when persisted.
     private let persisted: (path: String, identity: String)?
+    /// Whether the pasteboard outlives this process (it has a persistent identity) while the
+    /// record does not (no state folder): what an earlier process of the app wrote is unknown.
+    let earlierWritesUnknown: Bool
 
     /// The file name of the persisted record, in the wipe journal's folder.
     static let fileName = "pasteboard-write"
@@ -27,6 +30,7 @@ final class PasteboardWriteLog: Sendable {
         } else {
             persisted = nil
         }
+        earlierWritesUnknown = pasteboardIdentity != nil && journalDirectory == nil
     }
 
     func record(_ count: Int) {
@@ -69,9 +73,22 @@ struct PasteboardItemsEraser: SensitiveDataEraser {
     var wipeName: String { "sharebroker.pasteboard" }
 
     func eraseSensitiveData() throws {
-        guard let count = log.last else { return }
+        guard let count = log.last else {
+            // Nothing recorded: nothing to do, unless an earlier process of the app may have
+            // written to a pasteboard that outlives it, and left no record: say so rather than
+            // report an erasure that did not happen.
+            if log.earlierWritesUnknown { throw PasteboardWritesUnknown() }
+            return
+        }
         pasteboard.clear(ifChangeCount: count)
         log.forget()
+    }
+}
+
+/// A retire could not know what an earlier process of the app wrote to the pasteboard.
+struct PasteboardWritesUnknown: Error, CustomStringConvertible {
+    var description: String {
+        "this process wrote nothing to the pasteboard, and the app keeps no state folder, so what an earlier process of the app wrote there is unknown and was not erased; clear the pasteboard, and give the app a state folder (ShareBroker.Configuration.stateDirectory) so retires can find earlier writes"
     }
 }
 

@@ -39,22 +39,39 @@ public final class FolderOutbox: Outbox {
 
     public func handOver(name: String, bytes: [UInt8]) throws(ShareBrokerError) -> String {
         try Self.validate(name: name)
-        let slot = counter.add(1, ordering: .relaxed).newValue
-        let folder = directory + "/\(slot)"
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw .handOverWriteFailed(path: folder, errno: errno)
+        // A slot folder this call creates itself (one that exists, from an earlier process or
+        // planted by someone, is skipped, never entered), opened without following a link, and
+        // the file created in it exclusively, never through a link: a link planted at the slot
+        // cannot make the document overwrite its target.
+        var folder = ""
+        var created = false
+        for _ in 0..<Self.slotAttempts {
+            let slot = counter.add(1, ordering: .relaxed).newValue
+            folder = directory + "/\(slot)"
+            if mkdir(folder, 0o700) == 0 {
+                created = true
+                break
+            }
+            guard errno == EEXIST else { throw .handOverWriteFailed(path: folder, errno: errno) }
         }
+        guard created else { throw .handOverWriteFailed(path: folder, errno: EEXIST) }
+        let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard folderFD >= 0 else { throw .handOverWriteFailed(path: folder, errno: errno) }
+        defer { close(folderFD) }
         let path = folder + "/" + name
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = openat(folderFD, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .handOverWriteFailed(path: path, errno: errno) }
         defer { close(fd) }
         let written: Result<Void, POSIXFailure> = bytes.withUnsafeBytes { raw in
             Result { () throws(POSIXFailure) in try DurableIO.writeAll(fd, raw, path: path) }
         }
         if case .failure(let failure) = written {
-            unlink(path)
+            unlinkat(folderFD, name, 0)
             throw .handOverWriteFailed(path: path, errno: failure.code)
         }
         return path
     }
+
+    /// How many taken slot folders a hand-over skips before it gives up.
+    static let slotAttempts = 1024
 }

@@ -95,6 +95,56 @@ struct SealingForgeryTests {
         #expect(imported.retiredAt == [300, 200])
     }
 
+    @Test("issue 29 item 5: a holder of the ring back-dates an item to before the rotation, naming another app as sealer: refused as forged, under the current key and once that key is retired; the key's own window (and 5 s of skew) still opens")
+    func backDatedForgery() throws {
+        let rotatedAt: UInt64 = 1_800_000_000
+        let ring = try KeyRing.generate().rotated(at: rotatedAt)
+        #expect(ring.activatedAt == [rotatedAt, nil])
+        let skew = KeyRing.retiredKeyGraceSeconds
+        // Sealed with the current key, claiming an hour before that key existed.
+        let backDated = try ring.seal(Array(Self.secret.utf8), itemType: "public.utf8-plain-text",
+                                      sealer: "com.acme.gone", sealedAt: rotatedAt - 3600)
+        #expect(throws: SealingError.sealedBeforeKeyActivated(keyID: ring.currentKeyID, sealedAt: rotatedAt - 3600,
+                                                               activatedAt: rotatedAt)) { try ring.open(backDated) }
+        let justBefore = try ring.seal([1], itemType: "t", sealer: "com.acme.gone", sealedAt: rotatedAt - skew - 1)
+        #expect(throws: SealingError.sealedBeforeKeyActivated(keyID: ring.currentKeyID, sealedAt: rotatedAt - skew - 1,
+                                                               activatedAt: rotatedAt)) { try ring.open(justBefore) }
+        // Within the skew, and after the activation: genuine times open.
+        for sealedAt in [rotatedAt - skew, rotatedAt, rotatedAt + 3600] {
+            let item = try ring.seal([2], itemType: "t", sealer: "com.acme.notes", sealedAt: sealedAt)
+            #expect(try ring.open(item).sealedAt == sealedAt)
+        }
+        // The key retires: its items are bound to its whole window, both ends.
+        let later = try ring.rotated(at: rotatedAt + 7200)
+        #expect(later.activatedAt == [rotatedAt + 7200, rotatedAt, nil])
+        #expect(throws: SealingError.sealedBeforeKeyActivated(keyID: ring.currentKeyID, sealedAt: rotatedAt - 3600,
+                                                               activatedAt: rotatedAt)) { try later.open(backDated) }
+        let inWindow = try ring.seal([3], itemType: "t", sealer: "com.acme.notes", sealedAt: rotatedAt + 60)
+        #expect(try later.open(inWindow).plaintext == [3])
+        // The times travel with the ring (the agent sends retirement times with the keys).
+        let copy = try later.exportKeys { try? KeyRing(importing: $0, retiredAt: later.retiredAt) }
+        let imported = try #require(copy)
+        #expect(throws: SealingError.sealedBeforeKeyActivated(keyID: ring.currentKeyID, sealedAt: rotatedAt - 3600,
+                                                               activatedAt: rotatedAt)) { try imported.open(backDated) }
+    }
+
+    @Test("issue 29 item 5: paste refuses an item back-dated to before the rotation under the new key, and reports it as forged")
+    func pasteRefusesBackDatedForgery() throws {
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy))
+        fixture.custodian.entitle(appID: "com.acme.gone")
+        try fixture.custodian.revoke(appID: "com.acme.gone")
+        let rotated = SealClock.now()
+        // A holder of the new ring (the custodian's, as every entitled app has it) names the
+        // revoked app as sealer, at a time before the rotation.
+        let ring = try fixture.custodian.keyRing(for: "com.acme.notes")
+        let forged = try ring.seal(Array(Self.secret.utf8), itemType: "public.utf8-plain-text",
+                                   sealer: "com.acme.gone", sealedAt: rotated - 600)
+        fixture.broker.setWallClock(to: rotated + 1)
+        fixture.pasteboard.write([PasteboardItem(type: PasteboardItem.sealedType, bytes: forged)])
+        #expect(fixture.broker.paste() == nil)
+        #expect(fixture.sink.blockedAttempts.last?.rule == "sealedItemForged")
+    }
+
     // MARK: Paste, two apps on one pasteboard
 
     @Test("a deauthorized app's retained key seals after rotation: the authorized app's paste refuses it and reports it")
