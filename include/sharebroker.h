@@ -81,7 +81,8 @@ typedef int32_t sb_status;
 #define SB_ERR_NULL_ARGUMENT 1
 /* A string argument is not valid UTF-8. */
 #define SB_ERR_INVALID_UTF8 2
-/* A size is over the library's limit (items: 64 MiB in all; documents: 2 GiB; lists: 4096). */
+/* A size is over the library's limit (items: 64 MiB in all; documents: 2 GiB - 1 bytes, so 2 GiB
+ * or more is refused; lists: 4096). */
 #define SB_ERR_TOO_LARGE 3
 /* An argument is out of range (an unknown enumeration value, an empty type, a bad struct_size,
  * a document name the outbox refuses, a URL without a scheme, duplicate item types). */
@@ -332,8 +333,15 @@ sb_status sb_broker_destroy(sb_broker *broker);
 sb_status sb_broker_app_id(const sb_broker *broker, char *buf, size_t capacity, size_t *out_length);
 
 /* A push from the management server, for embedded brokers (tests, simulations, apps with a
- * server channel of their own). Zero it, set struct_size to sizeof(sb_policy_update), set every
- * int32_t member to SB_KEEP or a value, then set what changes. */
+ * server channel of their own). Start from SB_POLICY_UPDATE_INIT (every member "keep"), then set
+ * what changes:
+ *
+ *     sb_policy_update update = SB_POLICY_UPDATE_INIT;
+ *     update.auth = SB_AUTH_AUTHORIZED;
+ *
+ * WARNING: do not zero it as you zero sb_callbacks. 0 is a value of every int32_t member
+ * (SB_AUTH_UNAUTHORIZED, SB_OPEN_IN_UNAUTHORIZED, SB_PASTEBOARD_UNAUTHORIZED, ...), so a zeroed
+ * update (memset 0, or `= {0}`) pushes the most restrictive policy, not "no change". */
 typedef struct sb_policy_update {
     uint32_t struct_size;
     int32_t auth;                      /* SB_AUTH_* or SB_KEEP */
@@ -351,6 +359,12 @@ typedef struct sb_policy_update {
     const sb_config_entry *config;
     size_t config_count;
 } sb_policy_update;
+
+/* An sb_policy_update that changes nothing: struct_size set, every int32_t member SB_KEEP, no
+ * message, whitelist or config. Initialize every sb_policy_update with it (see above). */
+#define SB_POLICY_UPDATE_INIT                                                                     \
+    { (uint32_t)sizeof(sb_policy_update), SB_KEEP, NULL, SB_KEEP, NULL, 0, SB_KEEP, SB_KEEP,      \
+      SB_KEEP, SB_KEEP, SB_KEEP, SB_KEEP, 0, NULL, 0 }
 
 /* Which acknowledgment a record answers (sb_acknowledgment_record.kind). */
 #define SB_ACK_AUTH 0
@@ -423,6 +437,12 @@ typedef struct sb_policy {
     size_t open_in_whitelist_count;
     sb_config_entry *config;          /* sorted by key; NULL when the count is 0 */
     size_t config_count;
+    /* Added at the end (the library allocates sb_policy, so a caller built with an older header
+     * reads the members it knows): the ids that count as native mail on this device (see
+     * "Native mail" below); the first is the app mailto: opens when the platform names no
+     * handler. Never NULL; at least one id. */
+    char **native_mail_ids;
+    size_t native_mail_id_count;
 } sb_policy;
 
 /* Reads the policies in force. Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_NOT_READY (no policy yet),
@@ -455,7 +475,8 @@ typedef struct sb_transfer_result {
  * `length` bytes at `bytes` (NULL only when length is 0); any other receives an empty dummy with
  * a mangled name, and open_in_attempted_when_blocked is called (on this thread, no lock held).
  * Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (channel, a name the
- * outbox refuses: empty, a path, "." or ".."), SB_ERR_TOO_LARGE (over 2 GiB), SB_ERR_TRANSFER.
+ * outbox refuses: empty, a path, "." or ".."), SB_ERR_TOO_LARGE (2 GiB or more: the largest document
+ * is 2147483647 bytes), SB_ERR_TRANSFER.
  * On success *out_result is the caller's. */
 sb_status sb_open_in(sb_broker *broker, const char *name, const uint8_t *bytes, size_t length,
                      const char *target, int32_t channel, sb_transfer_result **out_result);
@@ -474,6 +495,16 @@ typedef struct sb_url_result {
     char *handler;           /* the app that opens it; NULL unless opened */
     char *intended_handler;  /* the app it was headed to; NULL when no app opens the scheme */
 } sb_url_result;
+
+/* Native mail. Which ids count as the device's native mail app is per device: the device
+ * document's "nativeMail" list (an attached broker gets it from the agent; on a Linux desktop
+ * these are desktop app ids, such as "org.gnome.Evolution"); without one, and for embedded
+ * brokers, the seeds' two ids, "com.apple.mobilemail" and "com.apple.UIKit.activity.Mail".
+ * sb_policy.native_mail_ids lists them. An Open In whitelist allows native mail (sb_compose_mail,
+ * mailto:, an Open In to one of the ids) only when it holds EVERY one of them.
+ * sb_url_result.intended_handler for a mailto: URL is, on an attached broker, the desktop's
+ * x-scheme-handler/mailto handler (native mail only if it is one of the ids; otherwise an
+ * ordinary Open In target), and otherwise native_mail_ids[0]. */
 
 /* Opens a URL in another app if the policy allows (custom schemes follow the Open In policy
  * toward the scheme's handler, mailto: the mail rules); a blocked one may call
@@ -516,7 +547,9 @@ sb_status sb_drag_and_drop(sb_broker *broker, const char *target, sb_decision *o
 #define SB_COPY_RULE_SECURE_COPY 5
 #define SB_COPY_RULE_SECURE_SERVICES_UNAVAILABLE 6
 #define SB_COPY_RULE_NO_KEYS 7
-/* Plain text within the policy's character-count exception: written in the clear. */
+/* Plain text within the policy's character-count exception: written in the clear. Characters are
+ * grapheme clusters; the text must also hold at most 8 code points per allowed character and be
+ * valid UTF-8 (longer or invalid text follows the pasteboard policy). */
 #define SB_COPY_RULE_SHORT_TEXT_EXCEPTION 8
 
 /* What a copy did. */

@@ -15,7 +15,7 @@ start=$SECONDS
 step() { echo "== capi-check [$((SECONDS - start)) s]: $*"; }
 
 step "the header as C11 and as C++17, warnings as errors"
-printf '#include <sharebroker.h>\nint main(void) { return sb_version() == 0; }\n' > "$work/header.c"
+printf '#include <sharebroker.h>\nint main(void) { sb_policy_update u = SB_POLICY_UPDATE_INIT; return sb_version() == 0 || u.auth != SB_KEEP; }\n' > "$work/header.c"
 gcc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -c "$work/header.c" -o "$work/header-c.o"
 cp "$work/header.c" "$work/header.cpp"
 g++ -std=c++17 -Wall -Wextra -Werror -pedantic -Iinclude -c "$work/header.cpp" -o "$work/header-cpp.o"

@@ -14,10 +14,22 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 
 /// Shares `src`'s extents with `dst` (reflink, FICLONE): 0, or -1 with errno (EOPNOTSUPP, EXDEV...).
 static inline int sharebroker_ficlone(int dst, int src) {
     return ioctl(dst, FICLONE, src);
+}
+
+/// Opens `path` following no symbolic link anywhere on it (openat2 with RESOLVE_NO_SYMLINKS:
+/// ELOOP if one is met); on a kernel without openat2 (before 5.6), open(2) with `flags`, which
+/// should hold O_NOFOLLOW.
+static inline int sharebroker_open_no_links(const char *path, int flags) {
+    struct open_how how = { .flags = (__u64)(unsigned)flags, .mode = 0, .resolve = RESOLVE_NO_SYMLINKS };
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd < 0 && errno == ENOSYS) return open(path, flags);
+    return (int)fd;
 }
 
 /// copy_file_range(2) from the current offsets of both descriptors.

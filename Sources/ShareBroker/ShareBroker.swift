@@ -42,6 +42,10 @@ public final class ShareBroker: Sendable {
     let pasteboardWrites: PasteboardWriteLog
     /// The offline timers, once ``enableOfflineTimers(clock:directory:)`` turned them on.
     let offlineTimers = Mutex<OfflineTimers?>(nil)
+    /// Whether the offline timers apply to the snapshot in force (a ready, unretired app with a
+    /// period): only then does an action read the clock (``offlineAdjusted(_:)``). An atomic, so
+    /// an app without timers pays one load per decision.
+    let offlineTimersArmed = Atomic<Bool>(false)
     /// The configuration's secure-file folders (normalized, each once); a retire erases them.
     let secureFileDirectories: [String]
     /// The age bounds of sealed items on paste (``sealedItemLimits``): two atomics, not a lock,
@@ -159,7 +163,10 @@ public final class ShareBroker: Sendable {
     func clipboardState() -> (state: PolicyStore.State, keyRingGeneration: UInt64?) {
         // Read before the cache and before asking: a change after this read makes the next call ask again.
         let generation = keyRingGeneration?.current
-        return (store.state, generation)
+        let state = store.state
+        guard offlineTimersArmed.load(ordering: .relaxed) else { return (state, generation) }
+        let adjusted = offlineAdjusted(state.snapshot)
+        return (adjusted === state.snapshot ? state : PolicyStore.State(snapshot: adjusted, keyRing: state.keyRing), generation)
     }
 
     /// The group's key ring for this app: the one the custodian last handed out while the
@@ -235,9 +242,14 @@ public final class ShareBroker: Sendable {
         return snapshot
     }
 
-    /// The snapshot in force, ready or not. Decisions use this; apps should use ``policy()``.
+    /// The snapshot in force, ready or not, as an action sees it: past an offline period the
+    /// user is not authorized even before a check applied the timers (``offlineAdjusted(_:)``).
+    /// Decisions use this; apps should use ``policy()``.
     @usableFromInline
-    package var currentSnapshot: PolicySnapshot { store.snapshot }
+    package var currentSnapshot: PolicySnapshot {
+        let snapshot = store.snapshot
+        return offlineTimersArmed.load(ordering: .relaxed) ? offlineAdjusted(snapshot) : snapshot
+    }
 
     /// The library's logger, at the level the policy sets. It never logs payloads or keys.
     var logger: Logger {

@@ -329,6 +329,19 @@ public func sb_policy_get(_ handle: OpaquePointer?, _ outPolicy: UnsafeMutablePo
                     complete = false
                 }
             }
+            // Native mail, the id mailto: opens first (as a device document writes them).
+            let mail = snapshot.device.nativeMail
+            let mailIDs = [mail.launchID] + mail.ids.filter { $0 != mail.launchID }
+            if let ids = allocateZeroed(UnsafeMutablePointer<CChar>?.self, count: mailIDs.count) {
+                policy.pointee.native_mail_ids = ids
+                policy.pointee.native_mail_id_count = mailIDs.count
+                for (index, id) in mailIDs.enumerated() {
+                    ids[index] = cString(id)
+                    complete = complete && ids[index] != nil
+                }
+            } else {
+                complete = false
+            }
             let config = snapshot.config.sorted { $0.key < $1.key }
             if !config.isEmpty {
                 if let entries = allocateZeroed(sb_config_entry.self, count: config.count) {
@@ -360,6 +373,10 @@ public func sb_policy_free(_ policy: UnsafeMutablePointer<sb_policy>?) {
     if let ids = policy.pointee.open_in_whitelist {
         for index in 0..<policy.pointee.open_in_whitelist_count { freeCString(ids[index]) }
         freeZeroed(ids, count: policy.pointee.open_in_whitelist_count)
+    }
+    if let ids = policy.pointee.native_mail_ids {
+        for index in 0..<policy.pointee.native_mail_id_count { freeCString(ids[index]) }
+        freeZeroed(ids, count: policy.pointee.native_mail_id_count)
     }
     if let entries = policy.pointee.config {
         for index in 0..<policy.pointee.config_count {

@@ -159,6 +159,19 @@ struct Fields {
         return s
     }
 
+    /// A string, or `nil` when the field is absent or `null` (fields where "none" is a value).
+    func optionalString(_ key: String) throws(SimulatorError) -> String? {
+        if object[key] == .null { return nil }
+        return try string(key)
+    }
+
+    /// An app id: a string that is not empty.
+    func appID(_ key: String) throws(SimulatorError) -> String? {
+        guard let id = try string(key) else { return nil }
+        guard !id.isEmpty else { throw SimulatorError("field '\(key)' must be an app id, not empty") }
+        return id
+    }
+
     func requiredString(_ key: String) throws(SimulatorError) -> String {
         guard let s = try string(key) else { throw SimulatorError("missing required field '\(key)'") }
         return s

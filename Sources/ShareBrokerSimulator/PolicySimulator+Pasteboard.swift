@@ -20,7 +20,7 @@ extension PolicySimulator {
             throw SimulatorError("missing required field 'text' (or 'dataBase64' with 'type')")
         }
         let from = try f.string("from")
-        if let writer = try f.string("as"), writer != w.broker.appID {
+        if let writer = try f.appID("as"), writer != w.broker.appID {
             // Another app writes: the library does not govern it, so the item goes on in the clear.
             guard from == nil else { throw SimulatorError("field 'from' names a web view of the app under test; it cannot go with 'as'") }
             w.pasteboard.write([item])
@@ -46,7 +46,7 @@ extension PolicySimulator {
     }
 
     func paste(_ f: Fields, _ w: World) throws(SimulatorError) -> [(String, JSON)] {
-        let reader = try f.string("as") ?? w.broker.appID
+        let reader = try f.appID("as") ?? w.broker.appID
         let item: PasteboardItem?
         if reader == w.broker.appID {
             item = w.broker.paste()

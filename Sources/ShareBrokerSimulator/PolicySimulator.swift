@@ -285,7 +285,7 @@ public final class PolicySimulator {
     }
 
     private func openFrom(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
-        let source = try f.string("source")
+        let source = try f.optionalString("source")
         let document = try f.string("document") ?? ""
         w.app.begin()
         let result = w.broker.openFromDeciding(document, source: source)

@@ -276,6 +276,11 @@ enum HostIO {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
+    /// Writes `bytes` and a newline as they are (a path whose name is not UTF-8).
+    static func out(bytes: [UInt8]) {
+        FileHandle.standardOutput.write(Data(bytes + [0x0A]))
+    }
+
     /// Reads standard input, at most `limit` bytes (one more tells it is over).
     static func readStandardInput(limit: Int) -> [UInt8] {
         var out: [UInt8] = []

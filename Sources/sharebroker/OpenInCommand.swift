@@ -30,6 +30,12 @@ enum HandOffMode: String, ExpressibleByArgument, CaseIterable {
         case .folder: false
         }
     }
+
+    /// `auto` with no desktop session and no folder asked for: starting an app is impossible, and
+    /// writing into a folder instead would report a hand-off while no app was started. The
+    /// command says so (exit 69) instead of switching modes silently.
+    static let noSessionMessage = "no desktop session (XDG_RUNTIME_DIR and DISPLAY or WAYLAND_DISPLAY are not set), so no app "
+        + "can be started; run inside a desktop session, or give --handoff folder to hand over into a folder without starting an app"
 }
 
 /// `sharebroker open-in FILE --to APP`: hands a document to another app through the broker and
@@ -41,12 +47,14 @@ struct OpenInCommand: ParsableCommand {
         abstract: "Hand FILE to another app through the broker; print the path to hand over (the document, or a dummy).",
         discussion: """
             With --handoff desktop (the default when XDG_RUNTIME_DIR and DISPLAY or WAYLAND_DISPLAY are \
-            set) APP-ID is a desktop app id (org.gnome.TextEditor): its desktop entry is started with a \
-            private copy of FILE, or an empty dummy when blocked; --via activitySheet hands FILE to \
-            whatever app the desktop opens its type with (never under a whitelist). With --handoff folder \
-            nothing is started. Exit status: 0 delivered, 3 blocked (a dummy was handed over, or nothing \
-            under a whitelist), 64 bad input (unknown or broken desktop entry, bad name), 69 agent \
-            unavailable, 74 the file cannot be read or copied, 77 not a registered app.
+            set) APP-ID is a desktop app id without ".desktop" (org.gnome.TextEditor): its desktop entry \
+            is started with a private copy of FILE, or an empty dummy when blocked; --via activitySheet \
+            (without --to) hands FILE to whatever app the desktop opens its type with (never under a \
+            whitelist). With --handoff folder (or --outbox) nothing is started. --handoff auto outside a \
+            desktop session, without --outbox, is an error (69). Exit status: 0 delivered, 3 blocked (a \
+            dummy was handed over, or nothing under a whitelist), 64 bad input (unknown or broken desktop \
+            entry, bad name), 69 agent unavailable or no desktop session, 74 the file cannot be read or \
+            copied, 77 not a registered app.
             """)
 
     @Argument(help: "The document to hand over.")
@@ -70,6 +78,10 @@ struct OpenInCommand: ParsableCommand {
         if to == nil && via != TransferChannel.activitySheet.rawValue {
             throw ValidationError("--to APP-ID is required (except with --via activitySheet)")
         }
+        if let to, via == TransferChannel.activitySheet.rawValue {
+            throw ValidationError("--to \(to) cannot go with --via activitySheet: on the activity sheet the user picks the app "
+                                  + "after the decision; drop --to, or use --via documentInteraction to hand over to \(to)")
+        }
     }
 
     func run() throws {
@@ -77,7 +89,11 @@ struct OpenInCommand: ParsableCommand {
             throw ValidationError("unknown channel '\(via)'; use \(TransferChannel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         // --outbox names a folder: the folder mode, unless --handoff desktop says otherwise.
-        if handoff == .desktop || (handoff == .auto && outbox == nil && HandOffMode.desktopSessionAvailable) {
+        if handoff == .auto && outbox == nil && !HandOffMode.desktopSessionAvailable {
+            HostIO.error("sharebroker open-in: \(HandOffMode.noSessionMessage); nothing was handed over")
+            throw ExitCode(HostExit.unavailable)
+        }
+        if handoff == .desktop || (handoff == .auto && outbox == nil) {
             try runOnDesktop(channel)
         } else {
             try runIntoFolder(channel)
@@ -102,7 +118,7 @@ struct OpenInCommand: ParsableCommand {
         let target = to ?? DesktopHandOff.unknownTarget
         let result: DesktopHandOffResult
         do {
-            result = try desktop.openIn(file: file, target: target, via: channel, broker: session.broker)
+            result = try desktop.openIn(filePath: Self.rawArgument(file), target: target, via: channel, broker: session.broker)
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             _ = session.confirm(host)
@@ -114,7 +130,7 @@ struct OpenInCommand: ParsableCommand {
             }
         }
         let confirmed = session.confirm(host)
-        HostIO.out(result.transfer.path)
+        HostIO.out(bytes: result.pathBytes)
         let who = result.started ?? target
         if result.transfer.delivered {
             HostIO.error("delivered to \(who), started with a private copy (\(result.transfer.decision.rule.rawValue))")
@@ -126,8 +142,37 @@ struct OpenInCommand: ParsableCommand {
         }
     }
 
+    /// The bytes of the argument that ArgumentParser gave as `value`: file names are bytes, and
+    /// the parser decodes arguments as UTF-8, showing bytes that are not as U+FFFD. Such a value
+    /// is matched back to the one raw argument that decodes to it.
+    static func rawArgument(_ value: String) -> [UInt8] {
+        guard value.unicodeScalars.contains("\u{FFFD}") else { return Array(value.utf8) }
+        var matches = Set<[UInt8]>()
+        for index in 1 ..< Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let raw = Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
+            if String(decoding: raw, as: UTF8.self) == value { matches.insert(raw) }
+        }
+        return matches.count == 1 ? matches.first ?? Array(value.utf8) : Array(value.utf8)
+    }
+
+    /// The bytes of the file at `path` (given as bytes), or `nil` when it cannot be read.
+    static func contents(ofPath path: [UInt8]) -> [UInt8]? {
+        let fd = open(path.map { CChar(bitPattern: $0) } + [0], O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return out }
+            if n < 0 { if errno == EINTR { continue } else { return nil } }
+            out += chunk[0 ..< n]
+        }
+    }
+
     private func runIntoFolder(_ channel: TransferChannel) throws {
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard let data = Self.contents(ofPath: Self.rawArgument(file)) else {
             HostIO.error("sharebroker open-in: cannot read \(file); check the path")
             throw ExitCode(HostExit.ioError)
         }
@@ -149,7 +194,7 @@ struct OpenInCommand: ParsableCommand {
         let name = URL(fileURLWithPath: file).lastPathComponent
         let result: TransferResult
         do {
-            result = try session.broker.openIn(Array(data), named: name, target: target, via: channel)
+            result = try session.broker.openIn(data, named: name, target: target, via: channel)
         } catch {
             HostIO.error("sharebroker open-in: \(error)")
             _ = session.confirm(host)
@@ -158,9 +203,9 @@ struct OpenInCommand: ParsableCommand {
         let confirmed = session.confirm(host)
         HostIO.out(result.path)
         if result.delivered {
-            HostIO.error("delivered to \(target) (\(result.decision.rule.rawValue))")
+            HostIO.error("delivered for \(target) into the folder (\(result.decision.rule.rawValue)); folder mode: no app was started")
         } else {
-            HostIO.error("blocked (\(result.decision.rule.rawValue)): \(target) gets an empty dummy" +
+            HostIO.error("blocked (\(result.decision.rule.rawValue)): \(target) gets an empty dummy in the folder; no app was started" +
                          (confirmed ? "; the agent logged the attempt" : ""))
             throw ExitCode(confirmed ? HostExit.blocked : HostExit.unconfirmed)
         }
@@ -177,8 +222,10 @@ struct OpenURLCommand: ParsableCommand {
             With --handoff desktop (the default in a desktop session) the handler is the desktop's \
             x-scheme-handler/SCHEME association (as `xdg-mime query default` answers) and it is started \
             with the URL; with --handoff folder the device document's table names it and nothing is \
-            started. Exit status: 0 opened, 1 no app handles the scheme, 3 blocked, 64 not a URL or a \
-            web URL, 69 agent unavailable, 74 the handler could not be started, 77 not a registered app.
+            started (exit 0 means allowed). --handoff auto outside a desktop session is an error (69). \
+            Exit status: 0 opened, 1 no app handles the scheme, 3 blocked, 64 not a URL or a web URL, 69 \
+            agent unavailable or no desktop session, 74 the handler could not be started, 77 not a \
+            registered app.
             """)
 
     @Argument(help: "The URL (mailto:, or a custom scheme such as sheets:).")
@@ -190,6 +237,10 @@ struct OpenURLCommand: ParsableCommand {
     @OptionGroup var host: HostOptions
 
     func run() throws {
+        if handoff == .auto && !HandOffMode.desktopSessionAvailable {
+            HostIO.error("sharebroker open-url: \(HandOffMode.noSessionMessage); nothing was opened")
+            throw ExitCode(HostExit.unavailable)
+        }
         let desktop = handoff.usesDesktop ? DesktopURLOpener() : nil
         let opener: any URLOpener = desktop ?? RecordingURLOpener()
         let session: HostSession
@@ -215,9 +266,12 @@ struct OpenURLCommand: ParsableCommand {
                 throw ExitCode(HostExit.ioError)
             }
             HostIO.out(decision.handler ?? "")
-            HostIO.error("opened in \(decision.handler ?? "?") (\(decision.decision.rule.rawValue))")
+            HostIO.error(desktop == nil
+                ? "allowed for \(decision.handler ?? "?") (\(decision.decision.rule.rawValue)); folder mode: nothing was opened"
+                : "opened in \(decision.handler ?? "?") (\(decision.decision.rule.rawValue))")
         case .blocked:
-            HostIO.error("blocked (\(decision.decision.rule.rawValue)): \(decision.intendedHandler ?? "no app") was not started" +
+            HostIO.error("blocked (\(decision.decision.rule.rawValue)): "
+                         + (decision.intendedHandler.map { "\($0) was not started" } ?? "nothing was opened") +
                          (confirmed ? "; the agent logged the attempt" : ""))
             throw ExitCode(confirmed ? HostExit.blocked : HostExit.unconfirmed)
         case .unhandled:

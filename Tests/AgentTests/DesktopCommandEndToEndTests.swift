@@ -147,4 +147,98 @@ struct DesktopCommandEndToEndTests {
         let record = try #require(waitForRecord(records + "/org.example.Mail"))
         #expect((try? String(contentsOfFile: record + ".arg", encoding: .utf8)) == "mailto:b@example.org")
     }
+
+    @Test("issue 31.10: no silent folder fallback, no ignored --to, a hint for '.desktop', honest blocked messages")
+    func honestMessages() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        try h.writePolicy([
+            ("com.acme.notes", h.notes, AgentHarness.secureCopyPolicy, nil),
+            ("com.acme.viewer", h.viewer, #"{"auth": "unauthorized", "openIn": "authorized"}"#, nil),
+        ])
+        let (records, _) = try makeDesktop(h)
+        let document = h.root + "/Q3.txt"
+        try "quarterly".write(toFile: document, atomically: true, encoding: .utf8)
+        // Outside a desktop session, auto does not fall back to a folder and report a delivery.
+        let desktopEnvironment = h.extraEnvironment
+        h.extraEnvironment["XDG_RUNTIME_DIR"] = ""
+        h.extraEnvironment["DISPLAY"] = ""
+        h.extraEnvironment["WAYLAND_DISPLAY"] = ""
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let noSession = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer"])
+        #expect(noSession.status == 69, "\(noSession.error)")
+        #expect(noSession.error.contains("no desktop session"))
+        #expect(noSession.output.isEmpty)
+        #expect(try h.run(h.notes, ["open-url", "viewer:doc/1"]).status == 69)
+        h.extraEnvironment = desktopEnvironment
+        // --to with the activity sheet is refused, not ignored.
+        let sheet = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer", "--via", "activitySheet", "--handoff", "desktop"])
+        #expect(sheet.status == 64)
+        #expect(sheet.error.contains("cannot go with --via activitySheet"))
+        // A desktop file name instead of an id gets a hint.
+        let suffixed = try h.run(h.notes, ["open-in", document, "--to", "com.acme.viewer.desktop", "--handoff", "desktop"])
+        #expect(suffixed.status == 64)
+        #expect(suffixed.error.contains("without '.desktop' (com.acme.viewer)"))
+        // An unauthorized user's URL: no "no app was not started".
+        let blocked = try h.run(h.viewer, ["open-url", "viewer:doc/2", "--handoff", "desktop"])
+        #expect(blocked.status == 3)
+        #expect(!blocked.error.contains("no app was not started"))
+        #expect(blocked.error.contains("nothing was opened"))
+        usleep(300_000)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records + "/com.acme.viewer")) ?? []).isEmpty)
+    }
+
+    /// Runs `argv` (raw bytes: arguments need not be UTF-8) with the harness's environment;
+    /// returns the exit status and standard output.
+    func spawnRaw(_ h: AgentHarness, _ argv: [[UInt8]]) throws -> (status: Int32, output: [UInt8]) {
+        let outPath = h.root + "/raw-\(UInt32.random(in: 0 ... .max)).out"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { bytes in
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (i, b) in bytes.enumerated() { buffer[i] = CChar(bitPattern: b) }
+            buffer[bytes.count] = 0
+            return buffer
+        } + [nil]
+        var cEnv: [UnsafeMutablePointer<CChar>?] = h.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in cArgs { p?.deallocate() }
+            for p in cEnv { free(p) }
+        }
+        guard let executable = cArgs[0] else { throw POSIXError(.EINVAL) }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, &cArgs, &cEnv)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let output = FileManager.default.contents(atPath: outPath).map(Array.init) ?? []
+        return ((status >> 8) & 0xFF, output)
+    }
+
+    @Test("issue 31.8: open-in hands over a document whose name is not UTF-8 under its own bytes")
+    func nonUTF8Name() throws {
+        let h = try AgentHarness()
+        try h.standardDevice()
+        let (records, runtime) = try makeDesktop(h)
+        try h.startAgent()
+        defer { h.stopAgent() }
+        let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
+        let path = Array(h.root.utf8) + [UInt8(ascii: "/")] + name
+        let fd = open(path.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        #expect(fd >= 0)
+        _ = Array("menu".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let run = try spawnRaw(h, [Array(h.notes.utf8), Array("open-in".utf8), path, Array("--to".utf8), Array("com.acme.viewer".utf8),
+                                   Array("--handoff".utf8), Array("desktop".utf8), Array("--timeout".utf8), Array("10000".utf8)])
+        #expect(run.status == 0)
+        let printed = Array(run.output.prefix { $0 != 0x0A })
+        #expect(printed.starts(with: Array((runtime + "/app/com.acme.viewer/").utf8)))
+        #expect(printed.suffix(name.count + 1).elementsEqual([UInt8(ascii: "/")] + name), "the path printed is the file's bytes")
+        let record = try #require(waitForRecord(records + "/com.acme.viewer"))
+        #expect(FileManager.default.contents(atPath: record + ".data") == Data("menu".utf8))
+    }
 }

@@ -120,11 +120,7 @@ static sb_callbacks callbacks_for(seen *s) {
 }
 
 static sb_policy_update keep_all(void) {
-    sb_policy_update u;
-    memset(&u, 0, sizeof u);
-    u.struct_size = sizeof u;
-    u.auth = u.open_in = u.pasteboard = u.print = u.secure_file_io = u.log_level = SB_KEEP;
-    u.drag_and_drop = u.managed_browser_required = SB_KEEP;
+    sb_policy_update u = SB_POLICY_UPDATE_INIT;
     return u;
 }
 
@@ -963,6 +959,79 @@ static void test_attached(void) {
     CHECK_STATUS(sb_broker_destroy(b), SB_OK);
 }
 
+/* Issue 31: SB_POLICY_UPDATE_INIT keeps every value (a zeroed update is the most restrictive
+ * policy, which the header warns about); the document limit is 2 GiB - 1 bytes. */
+static void test_update_initializer_and_limits(void) {
+    seen s;
+    sb_broker *b = ready_broker(&s);
+    if (b == NULL) return;
+    sb_policy *before = NULL, *after = NULL;
+    CHECK_STATUS(sb_policy_get(b, &before), SB_OK);
+    sb_policy_update keep = SB_POLICY_UPDATE_INIT;
+    CHECK(keep.struct_size == sizeof(sb_policy_update));
+    CHECK_STATUS(sb_broker_apply(b, &keep, NULL), SB_OK);
+    CHECK_STATUS(sb_policy_get(b, &after), SB_OK);
+    if (before != NULL && after != NULL) {
+        CHECK(after->auth_state == SB_AUTH_AUTHORIZED && after->auth_state == before->auth_state);
+        CHECK(after->open_in_policy == before->open_in_policy && after->pasteboard_policy == before->pasteboard_policy);
+        CHECK(after->print_policy == before->print_policy && after->drag_and_drop_policy == before->drag_and_drop_policy);
+        CHECK(after->secure_file_io_policy == before->secure_file_io_policy && after->log_level == before->log_level);
+        CHECK(after->managed_browser_required == before->managed_browser_required);
+    }
+    sb_policy_free(before);
+    sb_policy_free(after);
+    /* The hazard the header warns of: zeroed, every member is a value, the most restrictive. */
+    sb_policy_update zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    zeroed.struct_size = sizeof zeroed;
+    CHECK_STATUS(sb_broker_apply(b, &zeroed, NULL), SB_OK);
+    after = NULL;
+    CHECK_STATUS(sb_policy_get(b, &after), SB_OK);
+    CHECK(after != NULL && after->auth_state == SB_AUTH_UNAUTHORIZED && after->pasteboard_policy == SB_PASTEBOARD_UNAUTHORIZED);
+    sb_policy_free(after);
+    sb_broker_destroy(b);
+
+    /* Native mail: the policy names the ids to whitelist, and mailto: is headed to the first. */
+    b = ready_broker(&s);
+    if (b == NULL) return;
+    sb_policy_update wl = SB_POLICY_UPDATE_INIT;
+    const char *sheets[] = {"org.example.sheets"};
+    wl.open_in = SB_OPEN_IN_WHITELIST;
+    wl.open_in_whitelist = sheets;
+    wl.open_in_whitelist_count = 1;
+    CHECK_STATUS(sb_broker_apply(b, &wl, NULL), SB_OK);
+    sb_policy *p = NULL;
+    CHECK_STATUS(sb_policy_get(b, &p), SB_OK);
+    CHECK(p != NULL && p->native_mail_id_count == 2 && p->native_mail_ids != NULL);
+    if (p != NULL && p->native_mail_id_count == 2 && p->native_mail_ids != NULL) {
+        CHECK(strcmp(p->native_mail_ids[0], "com.apple.mobilemail") == 0);
+        CHECK(strcmp(p->native_mail_ids[1], "com.apple.UIKit.activity.Mail") == 0);
+        sb_url_result *ur = NULL;
+        CHECK_STATUS(sb_open_url(b, "mailto:cfo@example.org", &ur), SB_OK);
+        CHECK(ur != NULL && ur->outcome == SB_URL_BLOCKED && ur->intended_handler != NULL
+              && strcmp(ur->intended_handler, p->native_mail_ids[0]) == 0);
+        sb_url_result_free(ur);
+        /* Whitelisting every listed id allows it. */
+        const char *all[] = {p->native_mail_ids[0], p->native_mail_ids[1]};
+        wl.open_in_whitelist = all;
+        wl.open_in_whitelist_count = 2;
+        CHECK_STATUS(sb_broker_apply(b, &wl, NULL), SB_OK);
+        ur = NULL;
+        CHECK_STATUS(sb_open_url(b, "mailto:cfo@example.org", &ur), SB_OK);
+        CHECK(ur != NULL && ur->outcome == SB_URL_OPENED);
+        sb_url_result_free(ur);
+    }
+    sb_policy_free(p);
+
+    /* Exactly 2 GiB is over the limit (checked before a byte is read). */
+    uint8_t one = 1;
+    sb_transfer_result *tr = NULL;
+    CHECK_STATUS(sb_open_in(b, "a.pdf", &one, (size_t)1 << 31, "t", SB_CHANNEL_DOCUMENT_INTERACTION, &tr), SB_ERR_TOO_LARGE);
+    CHECK(tr == NULL);
+    CHECK(strstr(sb_last_error_message(), "2147483647") != NULL);
+    sb_broker_destroy(b);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--attached") == 0) {
         test_attached();
@@ -978,6 +1047,7 @@ int main(int argc, char **argv) {
     test_callbacks_table();
     test_threads();
     test_webviews_identity_erasers();
+    test_update_initializer_and_limits();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

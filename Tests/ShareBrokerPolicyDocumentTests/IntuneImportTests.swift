@@ -58,6 +58,37 @@ import Testing
         #expect(odd.warnings.contains { $0.contains("70000 is outside 0...65535") })
     }
 
+    /// Imports a body of the given top-level fields (iOS) for com.acme.notes.
+    func importingFields(_ fields: String) throws -> IntuneImport {
+        let body = ##"{"@odata.type":"#microsoft.graph.iosManagedAppProtection","## + fields + "}"
+        return try IntuneImporter.importPolicy(Array(body.utf8), appID: "com.acme.notes")
+    }
+
+    @Test func issue31InvalidTimerValuesAreSaidSoAndZeroNeverMeansNoLimit() throws {
+        // A negative duration of a supported field is an invalid value, not an unsupported field.
+        let negative = try importingFields(#""periodOfflineBeforeAccessCheck":"-PT1H""#)
+        let line = try #require(negative.fields.first { $0.field == "periodOfflineBeforeAccessCheck" })
+        #expect(line.status == .invalidValue)
+        #expect(negative.report.contains("invalid value"))
+        #expect(negative.document.policy.offline?.accessCheckSeconds == 43_200, "Intune's default")
+        // PT0S (the strictest input) never becomes "no limit" (the loosest).
+        let zero = try importingFields(#""periodOfflineBeforeAccessCheck":"PT0S","periodOfflineBeforeWipeIsEnforced":"P0D""#)
+        #expect(zero.document.policy.offline?.accessCheckSeconds == 43_200)
+        #expect(zero.document.policy.offline?.wipeSeconds == 7_776_000)
+        #expect(zero.fields.allSatisfy { $0.status == .invalidValue || $0.field == "@odata.type" })
+        #expect(zero.warnings.contains { $0.hasPrefix("periodOfflineBeforeAccessCheck: \"PT0S\" is zero") })
+        #expect(!zero.report.contains("(no limit)"))
+        // The report says what the document holds: a year of access check is cut to the 90-day wipe.
+        let year = try importingFields(#""periodOfflineBeforeAccessCheck":"P1Y""#)
+        #expect(year.document.policy.offline?.accessCheckSeconds == 7_776_000)
+        let yearLine = try #require(year.fields.first { $0.field == "periodOfflineBeforeAccessCheck" })
+        #expect(yearLine.detail.contains("offlineAccessCheckSeconds 7776000"))
+        #expect(!yearLine.detail.contains("31536000"))
+        // The clipboard exception out of range is an invalid value too.
+        let exception = try importingFields(#""allowedOutboundClipboardSharingExceptionLength":-3"#)
+        #expect(exception.fields.first { $0.field == "allowedOutboundClipboardSharingExceptionLength" }?.status == .invalidValue)
+    }
+
     @Test func theGraphV1ExampleNeedsAnAppAndMapsItsTransferFields() throws {
         #expect(refusal(try fixture("graph-ios-v1-example.json")).contains("give the bundle id of the app"))
         let result = try importing("graph-ios-v1-example.json", app: "com.acme.notes")

@@ -26,6 +26,24 @@ struct InboundAndNotificationSimulatorTests {
         #expect(s.send(#"{"op":"copy","text":"abc"}"#)["outcome"]?.string == "written", "the rejected lines changed nothing")
     }
 
+    @Test("issue 31.18: a null source is an unknown source, as an absent one; an empty 'as' is refused and changes nothing")
+    func nullSourceAndEmptyWriter() {
+        let s = Session()
+        s.send(Self.start)
+        s.send(#"{"op":"policy","auth":"authorized","pasteboard":"authorized","openFrom":"whitelist","openFromWhitelist":["com.acme.viewer"]}"#)
+        let absent = s.send(#"{"op":"openFrom","document":"a.pdf"}"#)
+        let null = s.send(#"{"op":"openFrom","source":null,"document":"a.pdf"}"#)
+        #expect(null["error"] == nil)
+        #expect(null["outcome"] == absent["outcome"] && null["why"] == absent["why"])
+        #expect(null["why"]?.string?.contains("source app is unknown") == true)
+        #expect(s.send(#"{"op":"openFrom","source":7}"#)["error"]?.string?.contains("'source'") == true)
+        s.send(#"{"op":"copy","text":"before"}"#)
+        let empty = s.send(#"{"op":"copy","text":"x","as":""}"#)
+        #expect(empty["error"]?.string?.contains("'as'") == true)
+        #expect(s.send(#"{"op":"paste","as":""}"#)["error"]?.string?.contains("'as'") == true)
+        #expect(s.send(#"{"op":"paste"}"#)["text"]?.string == "before", "the refused line changed nothing")
+    }
+
     @Test("notify: posted, generic text, blocked; before ready blocked")
     func notify() {
         let s = Session()
@@ -114,6 +132,27 @@ struct OfflineTimerSimulatorTests {
         #expect(s.send(#"{"op":"state"}"#)["authState"]?.string == "retired")
         #expect(s.send(#"{"op":"clock"}"#)["error"]?.string?.contains("advanceSeconds") == true)
         #expect(s.send(#"{"op":"policy","offlineWipeSeconds":-5}"#)["error"]?.string?.contains("offlineWipeSeconds") == true)
+    }
+
+    @Test("issue 31.1-3: a wipe is terminal for confirm; a policy line restores a held authorization; a copy past the period is blocked")
+    func acceptanceFindings() {
+        let s = Session()
+        s.send(#"{"op":"start","app":"com.acme.notes"}"#)
+        s.send(#"{"op":"policy","auth":"authorized","pasteboard":"authorized","offlineAccessCheckSeconds":3600,"offlineWipeSeconds":86400}"#)
+        s.send(#"{"op":"clock","advanceSeconds":3660}"#)
+        #expect(s.send(#"{"op":"copy","text":"x"}"#)["outcome"]?.string == "blocked", "61 minutes into a 1-hour period")
+        #expect(s.send(#"{"op":"checkOffline"}"#)["outcome"]?.string == "accessCheckDue")
+        let push = s.send(#"{"op":"policy","print":"authorized"}"#)
+        #expect(push["notifications"]?.strings.contains("authStateChanged") == true)
+        #expect(s.send(#"{"op":"state"}"#)["authState"]?.string == "authorized", "every policy line is a confirmation")
+        s.send(#"{"op":"clock","advanceSeconds":3601}"#)
+        #expect(s.send(#"{"op":"checkOffline"}"#)["outcome"]?.string == "accessCheckDue")
+        s.send(#"{"op":"clock","advanceSeconds":86400}"#)
+        #expect(s.send(#"{"op":"checkOffline"}"#)["outcome"]?.string == "wiped")
+        #expect(s.send(#"{"op":"confirm"}"#)["notifications"]?.strings == [])
+        #expect(s.send(#"{"op":"state"}"#)["authState"]?.string == "retired", "a confirmation does not undo a wipe")
+        s.send(#"{"op":"policy","auth":"authorized"}"#)
+        #expect(s.send(#"{"op":"state"}"#)["authState"]?.string == "authorized", "the server authorizing again does")
     }
 
     @Test("without the fields nothing is ever held back (as before)")

@@ -52,11 +52,8 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--embedded") == 0) {
         if ((status = sb_broker_create_embedded("com.acme.notes", &broker)) != SB_OK) return fail("create", status);
         if ((status = sb_broker_start(broker, &callbacks)) != SB_OK) return fail("start", status);
-        sb_policy_update update;
-        memset(&update, 0, sizeof update);
-        update.struct_size = sizeof update;
-        update.print = update.secure_file_io = update.log_level = update.drag_and_drop = SB_KEEP;
-        update.managed_browser_required = SB_KEEP;
+        /* Every member "keep", then what changes (a zeroed update would be the strictest policy). */
+        sb_policy_update update = SB_POLICY_UPDATE_INIT;
         update.auth = SB_AUTH_AUTHORIZED;
         update.pasteboard = SB_PASTEBOARD_SECURE_COPY;
         update.open_in = SB_OPEN_IN_WHITELIST;

@@ -143,10 +143,13 @@ def main():
         check("create", lib.sb_broker_create_embedded(b"com.acme.notes", ctypes.byref(broker)))
         check("start", lib.sb_broker_start(broker, ctypes.byref(callbacks)))
         whitelist = (c_char_p * 1)(allowed.encode())
-        update = PolicyUpdate(struct_size=ctypes.sizeof(PolicyUpdate), auth=SB_AUTH_AUTHORIZED,
-                              open_in=SB_OPEN_IN_WHITELIST, open_in_whitelist=whitelist, open_in_whitelist_count=1,
-                              pasteboard=SB_PASTEBOARD_SECURE_COPY, print=SB_KEEP, secure_file_io=SB_KEEP,
-                              log_level=SB_KEEP, drag_and_drop=SB_KEEP, managed_browser_required=SB_KEEP)
+        # SB_POLICY_UPDATE_INIT: every member "keep" (a zeroed update would be the strictest policy).
+        update = PolicyUpdate(struct_size=ctypes.sizeof(PolicyUpdate), auth=SB_KEEP, open_in=SB_KEEP,
+                              pasteboard=SB_KEEP, print=SB_KEEP, secure_file_io=SB_KEEP, log_level=SB_KEEP,
+                              drag_and_drop=SB_KEEP, managed_browser_required=SB_KEEP)
+        update.auth = SB_AUTH_AUTHORIZED
+        update.open_in, update.open_in_whitelist, update.open_in_whitelist_count = SB_OPEN_IN_WHITELIST, whitelist, 1
+        update.pasteboard = SB_PASTEBOARD_SECURE_COPY
         check("apply", lib.sb_broker_apply(broker, ctypes.byref(update), None))
     else:
         socket = args.socket.encode() if args.socket else None

@@ -11,6 +11,12 @@ extension TransferRules {
             guard let source else {
                 return Decision(allowed: false, rule: .unknownSourceUnderWhitelist, generation: policy.generation)
             }
+            // Native mail follows the Open In rule: whitelisted only with every mail id listed.
+            if policy.device.nativeMail.contains(source) {
+                return policy.device.nativeMail.isWhitelisted(in: policy.openFromWhitelist)
+                    ? Decision(allowed: true, rule: .nativeMailWhitelisted, generation: policy.generation)
+                    : Decision(allowed: false, rule: .nativeMailNotWhitelisted, generation: policy.generation)
+            }
             return policy.openFromWhitelist.contains(source)
                 ? Decision(allowed: true, rule: .sourceInOpenFromWhitelist, generation: policy.generation)
                 : Decision(allowed: false, rule: .sourceNotInOpenFromWhitelist, generation: policy.generation)

@@ -22,7 +22,10 @@ extension ShareBroker {
     /// and announces only the authorization change.
     ///
     /// Every update is a confirmation for the offline timers (which `ManagedApp` runs);
-    /// a confirmation that cannot be saved is logged, and counts in memory.
+    /// a confirmation that cannot be saved is logged, and counts in memory. An update that does
+    /// not restate ``PolicyUpdate/auth`` after the timers held the authorization back gives it
+    /// back, as ``confirmPolicy()`` does (its ``PolicyUpdate/authMessage``, if any, wins); one
+    /// that restates it decides. After a wipe only an update that restates it authorizes again.
     ///
     /// The acknowledgments go to the platform's report sink (`RecordingReportSink` in
     /// ShareBrokerTesting keeps them for a test to read).
@@ -34,11 +37,17 @@ extension ShareBroker {
     /// reported, whether it wiped (the agent client, the C interface, the simulator, tests).
     @discardableResult
     package func applyReporting(_ update: PolicyUpdate) throws(ShareBrokerError) -> UpdateOutcome {
-        let outcome = try applyUnconfirmed(update)
-        if let error = recordConfirmation(release: false).saveError {
-            logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(error.description)])
+        // The confirmation first: a check racing this update sees it and holds nothing back.
+        let (held, saveError) = recordConfirmation(release: true)
+        if let saveError {
+            logger.error("the offline timers could not save the confirmation", metadata: ["error": .string(saveError.description)])
         }
-        return outcome
+        var update = update
+        if let held, update.auth == nil, store.snapshot.authState != .retired {
+            update.auth = held.auth
+            update.authMessage = update.authMessage ?? held.message
+        }
+        return try applyUnconfirmed(update)
     }
 
     /// Applies a policy the app kept from an earlier run (while the management agent cannot be

@@ -219,7 +219,8 @@ extension ShareBroker {
     ///
     /// A confirmation is every policy the server delivers (``apply(_:)``) and every
     /// ``confirmPolicy()``. The app calls ``checkOfflineTimers()`` periodically (and when it
-    /// comes to the foreground); the timers act only then.
+    /// comes to the foreground): the check tells the app and wipes. Every action also reads the
+    /// clock, so a transfer past a period fails closed even before the next check.
     ///
     /// - Throws: ``WipeFileError`` when the folder cannot be made or the saved confirmation cannot
     ///   be read; check the folder's owner and permissions.
@@ -264,9 +265,14 @@ extension ShareBroker {
     /// - Throws: ``ShareBrokerError/offlineTimers(_:)`` when the confirmation could not be saved
     ///   in the folder (it still counts until the app restarts); check the folder's space and
     ///   permissions.
+    ///
+    /// A wipe is terminal: after one (by the timers or by the server) a confirmation gives
+    /// nothing back; only the server sending a new authorization (``apply(_:)``) does.
     package func confirmPolicy() throws(ShareBrokerError) {
         let (held, saveError) = recordConfirmation(release: true)
-        if let held { try applyUnconfirmed(PolicyUpdate(auth: held.auth, authMessage: held.message)) }
+        if let held, store.snapshot.authState != .retired {
+            try applyUnconfirmed(PolicyUpdate(auth: held.auth, authMessage: held.message))
+        }
         if let saveError { throw .offlineTimers(reason: saveError.description) }
     }
 
@@ -281,7 +287,7 @@ extension ShareBroker {
             return .confirmed(elapsed: .nanoseconds(quick.nanoseconds))
         }
         guard let (elapsed, token) = offlineTimers.withLock({ $0?.elapsed() }) else { return .confirmed(elapsed: nil) }
-        let snapshot = currentSnapshot
+        let snapshot = store.snapshot
         guard snapshot.isReady, snapshot.authState != .retired else { return .confirmed(elapsed: nil) }
         let policy = snapshot.offlinePolicy
         let overdue = (policy.wipeAfter.map { elapsed > $0 } ?? false) || (policy.accessCheckAfter.map { elapsed > $0 } ?? false)
@@ -289,34 +295,68 @@ extension ShareBroker {
         // A confirmation that arrived while this check ran wins over it.
         if offlineTimers.withLock({ $0?.last?.sinceBoot }) != token { return .confirmed(elapsed: .zero) }
         if let wipe = policy.wipeAfter, elapsed > wipe {
-            try applyUnconfirmed(PolicyUpdate(
-                auth: .retired,
-                authMessage: "The management agent has not confirmed this app's policy for \(Self.describe(elapsed)), "
-                    + "longer than the \(Self.describe(wipe)) allowed offline: the app's data was wiped. "
-                    + "Connect to the management agent and enroll the app again."))
+            // The retire forgets what the timers held back: a wipe is terminal.
+            try applyUnconfirmed(PolicyUpdate(auth: .retired, authMessage: Self.wipeMessage(elapsed: elapsed, allowed: wipe)))
             return .wiped(elapsed: elapsed)
         }
         if let check = policy.accessCheckAfter, elapsed > check {
             if snapshot.authState == .authorized {
                 offlineTimers.withLock { $0?.heldBack = (snapshot.authState, snapshot.authMessage) }
-                try applyUnconfirmed(PolicyUpdate(
-                    auth: .unauthorized,
-                    authMessage: "The management agent has not confirmed this app's policy for \(Self.describe(elapsed)), "
-                        + "longer than the \(Self.describe(check)) allowed offline: transfers are blocked. "
-                        + "Connect to the management agent to continue."))
+                try applyUnconfirmed(PolicyUpdate(auth: .unauthorized,
+                                                  authMessage: Self.accessCheckMessage(elapsed: elapsed, allowed: check)))
             }
             return .accessCheckDue(elapsed: elapsed)
         }
         return .confirmed(elapsed: elapsed)
     }
 
+    /// `snapshot` as an action sees it now: past the wipe period retired, past the access-check
+    /// period not authorized (with the message the next check gives), else `snapshot` itself. A
+    /// transfer past a period so fails closed at once; the state changes, the app is told and the
+    /// data is wiped only by ``checkOfflineTimers()`` (an action may run inside a callback, under
+    /// the update lock, where it cannot apply anything). One lock and one clock reading, only
+    /// while the timers are armed (``offlineTimersArmed``).
+    func offlineAdjusted(_ snapshot: PolicySnapshot) -> PolicySnapshot {
+        let policy = snapshot.offlinePolicy
+        guard snapshot.isOperational, policy != .unlimited else { return snapshot }
+        let overdue: Duration? = offlineTimers.withLock { timers in
+            guard let timers else { return nil }
+            if let quick = timers.quickElapsed() { return quick.overdue ? .nanoseconds(quick.nanoseconds) : nil }
+            return timers.elapsed()?.elapsed
+        }
+        guard let elapsed = overdue else { return snapshot }
+        if let wipe = policy.wipeAfter, elapsed > wipe {
+            return snapshot.heldOffline(.retired, message: Self.wipeMessage(elapsed: elapsed, allowed: wipe))
+        }
+        if let check = policy.accessCheckAfter, elapsed > check {
+            return snapshot.heldOffline(.unauthorized, message: Self.accessCheckMessage(elapsed: elapsed, allowed: check))
+        }
+        return snapshot
+    }
+
+    /// What the user is told past the wipe period.
+    static func wipeMessage(elapsed: Duration, allowed: Duration) -> String {
+        "The management agent has not confirmed this app's policy for \(describe(elapsed)), "
+            + "longer than the \(describe(allowed)) allowed offline: the app's data was wiped. "
+            + "Connect to the management agent and enroll the app again."
+    }
+
+    /// What the user is told past the access-check period.
+    static func accessCheckMessage(elapsed: Duration, allowed: Duration) -> String {
+        "The management agent has not confirmed this app's policy for \(describe(elapsed)), "
+            + "longer than the \(describe(allowed)) allowed offline: transfers are blocked. "
+            + "Connect to the management agent to continue."
+    }
+
     /// Copies what the fast check needs from the snapshot in force (after every update).
     func refreshOfflineTimers() {
-        let snapshot = currentSnapshot
+        let snapshot = store.snapshot
         offlineTimers.withLock { slot in
             guard var timers = slot else { return }
             let policy = snapshot.offlinePolicy
             timers.active = snapshot.isReady && snapshot.authState != .retired && policy != .unlimited
+            if snapshot.authState == .retired { timers.heldBack = nil }
+            offlineTimersArmed.store(timers.active, ordering: .relaxed)
             timers.accessCheckNanoseconds = policy.accessCheckAfter.map(OfflineTimers.nanoseconds) ?? .max
             timers.wipeNanoseconds = policy.wipeAfter.map(OfflineTimers.nanoseconds) ?? .max
             slot = timers

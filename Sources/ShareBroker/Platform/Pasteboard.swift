@@ -27,11 +27,25 @@ public struct PasteboardItem: Sendable, Hashable {
     ///
     /// Characters are grapheme clusters, what Swift's `String.count` counts and what a reader
     /// sees as one character: `"e\u{301}"` (e and a combining accent) and a family emoji of
-    /// seven scalars are one character each; bytes and Unicode scalars are not counted. Bytes that
-    /// are not valid UTF-8 count as one character per replaced sequence (U+FFFD).
+    /// seven scalars are one character each. As one character can hold any number of combining
+    /// marks, the count is bounded in code points too: text of more than
+    /// ``maxScalarsPerCharacter`` Unicode scalars per character of `limit` counts as `limit + 1`
+    /// (longer than the limit), and so does text that is not valid UTF-8.
     public func characterCount(limit: Int) -> Int? {
         guard type == Self.textType else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
+        let limit = max(limit, 0)
+        let over = limit == .max ? limit : limit + 1
+        let (maxScalars, overflow) = limit.multipliedReportingOverflow(by: Self.maxScalarsPerCharacter)
+        // A scalar is at most 4 bytes: more bytes than that cannot fit, and need no decoding.
+        if !overflow, maxScalars <= Int.max / 4, bytes.count > maxScalars * 4 { return over }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return over }
+        if !overflow {
+            var scalars = 0
+            for _ in text.unicodeScalars {
+                scalars += 1
+                if scalars > maxScalars { return over }
+            }
+        }
         var count = 0
         for _ in text {
             count += 1
@@ -39,6 +53,11 @@ public struct PasteboardItem: Sendable, Hashable {
         }
         return count
     }
+
+    /// The most Unicode scalars (code points) a character may hold for the character-count
+    /// exception: 8, enough for every emoji sequence (a family or a tag flag has 7) and accented
+    /// letters, not for a character stacked with thousands of combining marks.
+    public static let maxScalarsPerCharacter = 8
 }
 
 /// The general pasteboard that every app on the device can read. The policy governs writes only.

@@ -201,4 +201,19 @@ public final class PolicySnapshot: Sendable {
             // The same whitelist and native mail ids: the same table.
             reusingOpenInTargets: openInSetting == nil && device == nil ? openInTargets : nil)
     }
+
+    /// This snapshot as an action sees it once an offline period is over and no check has applied
+    /// the timers yet: the same generation and values, with `authState` (unauthorized past the
+    /// access check, retired past the wipe period) and the timers' message, so the action fails
+    /// closed. Never installed: the next ``ShareBroker/checkOfflineTimers()`` applies the timers.
+    func heldOffline(_ authState: AuthState, message: String) -> PolicySnapshot {
+        PolicySnapshot(
+            generation: generation, isReady: isReady, authState: authState, authMessage: message,
+            openInSetting: openInSetting, pasteboardPolicy: pasteboardPolicy, printPolicy: printPolicy,
+            secureFileIOPolicy: secureFileIOPolicy, secureServices: secureServices, logLevel: logLevel,
+            dragAndDropPolicy: dragAndDropPolicy, managedBrowserRequired: managedBrowserRequired, config: config,
+            manifest: manifest, device: device, identity: identity, clipboardExceptionLength: clipboardExceptionLength,
+            notificationPolicy: notificationPolicy, openFromSetting: openFromSetting, pasteInPolicy: pasteInPolicy,
+            offlinePolicy: offlinePolicy, reusingOpenInTargets: openInTargets)
+    }
 }

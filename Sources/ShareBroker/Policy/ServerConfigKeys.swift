@@ -62,6 +62,7 @@ package struct NativeMail: Sendable, Hashable {
     }
 
     /// Whether `whitelist` holds every native mail id.
+    @usableFromInline
     package func isWhitelisted(in whitelist: Set<String>) -> Bool {
         !ids.isEmpty && ids.allSatisfy { whitelist.contains($0) }
     }

@@ -11,6 +11,9 @@ public struct DesktopHandOffResult: Sendable, Hashable {
     /// The desktop app id that was started, or `nil` when nothing was started (the unknown-target
     /// channel under a whitelist, or an adapter made with `startsApps: false`).
     public var started: String?
+    /// The exact path of the file handed over, as bytes (empty when nothing was handed over):
+    /// ``transfer``'s path shows a name that is not UTF-8 with U+FFFD, this one is the file's.
+    public var pathBytes: [UInt8]
 }
 
 /// Open In on a Linux desktop: the broker decides, then the target's desktop entry is started
@@ -51,10 +54,25 @@ public final class DesktopHandOff: Sendable {
         self.startsApps = startsApps
     }
 
+    /// The broker's own folders, which no document handed over may be in or link into: the
+    /// hand-off folders under the runtime folder (resolved, as the documents' paths are).
+    private var brokerFolders: [[UInt8]] {
+        let apps = Array((runtimeDirectory + "/app").utf8)
+        guard let resolved = realpath(PrivateCopy.cPath(apps), nil) else { return [apps] }
+        defer { free(resolved) }
+        let path = Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
+        return path == apps ? [apps] : [apps, path]
+    }
+
     /// Whether `name` may be handed over: not empty, `.` or `..`, no `/` or NUL.
     public static func isValidDocumentName(_ name: String) -> Bool {
-        let utf8 = name.utf8
-        return !(utf8.isEmpty || name == "." || name == ".." || utf8.contains(UInt8(ascii: "/")) || utf8.contains(0))
+        isValidDocumentName(Array(name.utf8))
+    }
+
+    /// Whether the name `name` (its bytes: file names need not be UTF-8) may be handed over: not
+    /// empty, `.` or `..`, no `/` or NUL.
+    public static func isValidDocumentName(_ name: [UInt8]) -> Bool {
+        !(name.isEmpty || name == [0x2E] || name == [0x2E, 0x2E] || name.contains(UInt8(ascii: "/")) || name.contains(0))
     }
 
     /// Hands the file at `path` to `target` (ignored on the unknown-target channel) under the
@@ -62,9 +80,19 @@ public final class DesktopHandOff: Sendable {
     public func openIn(file path: String, named name: String? = nil, target: String,
                        via channel: TransferChannel = .documentInteraction,
                        broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
+        try openIn(filePath: Array(path.utf8), named: name.map { Array($0.utf8) }, target: target, via: channel, broker: broker)
+    }
+
+    /// Hands the file at `path` to `target`, as ``openIn(file:named:target:via:broker:)``, with
+    /// the path and the name as bytes: file names are bytes, and one that is not UTF-8 is handed
+    /// over under exactly its own bytes (the broker decides and reports on a readable form of it,
+    /// invalid bytes shown as U+FFFD; ``DesktopHandOffResult/pathBytes`` is the copy's real path).
+    public func openIn(filePath path: [UInt8], named name: [UInt8]? = nil, target: String,
+                       via channel: TransferChannel = .documentInteraction,
+                       broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
         let shownName = name ?? Self.lastComponent(path)
         guard Self.isValidDocumentName(shownName) else { throw .invalidDocumentName }
-        let source = try PrivateCopy.Source(path: path)
+        let source = try PrivateCopy.Source(path: path, brokerFolders: brokerFolders)
         return try handOff(name: shownName, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
             try PrivateCopy.copy(source, to: destination)
         }
@@ -75,20 +103,23 @@ public final class DesktopHandOff: Sendable {
                        via channel: TransferChannel = .documentInteraction,
                        broker: ShareBroker) throws(DesktopHandOffError) -> DesktopHandOffResult {
         guard Self.isValidDocumentName(name) else { throw .invalidDocumentName }
-        return try handOff(name: name, target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
+        return try handOff(name: Array(name.utf8), target: target, via: channel, broker: broker) { destination throws(DesktopHandOffError) in
             try PrivateCopy.write(bytes, to: destination)
         }
     }
 
-    private func handOff(name: String, target: String, via channel: TransferChannel, broker: ShareBroker,
-                         deliver: (String) throws(DesktopHandOffError) -> Void) throws(DesktopHandOffError) -> DesktopHandOffResult {
+    private func handOff(name nameBytes: [UInt8], target: String, via channel: TransferChannel, broker: ShareBroker,
+                         deliver: ([UInt8]) throws(DesktopHandOffError) -> Void) throws(DesktopHandOffError) -> DesktopHandOffResult {
         let unknownTarget = channel == .activitySheet
+        // The broker decides on a readable form of the name; the file keeps the name's bytes.
+        let name = String(decoding: nameBytes, as: UTF8.self)
         // A known target is resolved first: an unknown or broken entry starts nothing and is not
         // a policy decision.
         let known: DesktopEntry? = unknownTarget ? nil : try desktop.entry(for: target)
         let reported = unknownTarget ? Self.unknownTarget : target
         var failure: DesktopHandOffError?
         var started: String?
+        var handedOver: [UInt8] = []
         do {
             let transfer = try broker.openIn(documentNamed: name, target: reported, via: channel) { request throws(ShareBrokerError) in
                 do throws(DesktopHandOffError) {
@@ -100,7 +131,7 @@ public final class DesktopHandOff: Sendable {
                     let entry: DesktopEntry
                     if let known { entry = known } else { entry = try pickedEntry(forDocumentNamed: name) }
                     let folder = try PrivateCopy.makeFolder(runtime: runtimeDirectory, appID: entry.id)
-                    let file = folder + "/" + request.name
+                    let file = PrivateCopy.join(folder, request.delivers ? nameBytes : Array(request.name.utf8))
                     do throws(DesktopHandOffError) {
                         if request.delivers {
                             try deliver(file)
@@ -108,20 +139,21 @@ public final class DesktopHandOff: Sendable {
                             try PrivateCopy.write(DummyFile.contents, to: file)
                         }
                         if startsApps {
-                            try desktop.launch(entry, file: file)
+                            try desktop.launch(entry, filePath: file)
                             started = entry.id
                         }
                     } catch {
                         PrivateCopy.discard(file: file, folder: folder)
                         throw error
                     }
-                    return file
+                    handedOver = file
+                    return String(decoding: file, as: UTF8.self)
                 } catch {
                     failure = error
                     throw .handOffFailed(reason: error.description)
                 }
             }
-            return DesktopHandOffResult(transfer: transfer, started: started)
+            return DesktopHandOffResult(transfer: transfer, started: started, pathBytes: handedOver)
         } catch {
             if let failure { throw failure }
             throw .transfer(error)
@@ -135,8 +167,8 @@ public final class DesktopHandOff: Sendable {
         return try desktop.entry(for: id)
     }
 
-    private static func lastComponent(_ path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(path[path.utf8.index(after: slash)...])
+    private static func lastComponent(_ path: [UInt8]) -> [UInt8] {
+        guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return Array(path[(slash + 1)...])
     }
 }

@@ -38,8 +38,9 @@ public protocol DesktopApps: Sendable {
     /// The default app for the type guessed from a file name (what the user would get), if any,
     /// with the type.
     func handler(forFileNamed name: String) -> (appID: String?, contentType: String)
-    /// Starts `entry` with the local file `path` (GIO passes the path, `%f`/`%u`).
-    func launch(_ entry: DesktopEntry, file path: String) throws(DesktopHandOffError)
+    /// Starts `entry` with the local file at `path`, given as bytes (file names need not be
+    /// UTF-8; GIO passes the path, `%f`/`%u`).
+    func launch(_ entry: DesktopEntry, filePath path: [UInt8]) throws(DesktopHandOffError)
     /// Starts `entry` with `uri`.
     func launch(_ entry: DesktopEntry, uri: String) throws(DesktopHandOffError)
 }
@@ -93,8 +94,8 @@ public struct GIODesktop: DesktopApps {
         return (DesktopAppID.fromGIO(String(cString: id)), contentType)
     }
 
-    public func launch(_ entry: DesktopEntry, file path: String) throws(DesktopHandOffError) {
-        guard let file = g_file_new_for_path(path) else {
+    public func launch(_ entry: DesktopEntry, filePath path: [UInt8]) throws(DesktopHandOffError) {
+        guard let file = g_file_new_for_path(path.map { CChar(bitPattern: $0) } + [0]) else {
             throw .launchFailed(appID: entry.id, reason: "GIO could not make a file reference")
         }
         defer { g_object_unref(gpointer(file)) }
@@ -107,6 +108,8 @@ public struct GIODesktop: DesktopApps {
     }
 
     public func launch(_ entry: DesktopEntry, uri: String) throws(DesktopHandOffError) {
+        // GIO would start an app that takes no URL (Exec with %f only, or no field code) without it.
+        guard g_app_info_supports_uris(entry.appInfo) != 0 else { throw .cannotTakeURL(appID: entry.id, path: entry.path) }
         guard let copy = g_strdup(uri) else { throw .launchFailed(appID: entry.id, reason: "out of memory") }
         let list = g_list_append(nil, gpointer(copy))
         defer { g_list_free_full(list, g_free) }
@@ -120,6 +123,11 @@ public struct GIODesktop: DesktopApps {
 
     private static func wrap(id: String, info: OpaquePointer) throws(DesktopHandOffError) -> DesktopEntry {
         let path = g_desktop_app_info_get_filename(info).map { String(cString: $0) } ?? "?"
+        // GIO's lookup by id refuses a deleted entry; loaded by its path it would start.
+        if g_desktop_app_info_get_is_hidden(info) != 0 {
+            g_object_unref(gpointer(info))
+            throw .hiddenEntry(appID: id, path: path)
+        }
         guard let line = g_app_info_get_commandline(info), line.pointee != 0 else {
             g_object_unref(gpointer(info))
             throw .noExec(appID: id, path: path)

@@ -8,14 +8,29 @@ import ShareBrokerPOSIX
 /// (`$XDG_RUNTIME_DIR/app/<app-id>/`, the folder Flatpak shares with the app's sandbox), holding
 /// a copy of the document or an empty dummy, readable by the user only.
 enum PrivateCopy {
-    /// A document opened for copying: a regular file, never followed through a symbolic link.
+    /// A document opened for copying: a regular file. The path the user named may be or go
+    /// through symbolic links (a Documents folder on another disk): they are resolved once, and
+    /// the file they lead to is opened following no link at all, so a link swapped in after the
+    /// resolution fails the open instead of redirecting it. The bytes are then copied once, into
+    /// the private copy, so the target never reads the user's file.
     struct Source: ~Copyable {
         let fd: Int32
         let size: Int
 
-        /// Opens `path` (no symbolic link, no FIFO: `O_NONBLOCK` keeps a FIFO from blocking the open).
-        init(path: String) throws(DesktopHandOffError) {
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        /// Opens `path` (no FIFO: `O_NONBLOCK` keeps a FIFO from blocking the open), refusing a
+        /// file that is, or that `path` leads to, in one of `brokerFolders` (the hand-off folders:
+        /// another app's private copy is never handed on).
+        /// File names are bytes: `path` is taken as it is, UTF-8 or not.
+        init(path: [UInt8], brokerFolders: [[UInt8]]) throws(DesktopHandOffError) {
+            guard let resolvedPath = realpath(cPath(path), nil) else { throw .documentUnreadable(errno: errno) }
+            let resolved = Array(UnsafeRawBufferPointer(start: resolvedPath, count: strlen(resolvedPath)))
+            free(resolvedPath)
+            for folder in brokerFolders
+            where resolved == folder || (resolved.starts(with: folder) && resolved.count > folder.count
+                                         && resolved[folder.count] == UInt8(ascii: "/")) {
+                throw .documentInBrokerFolder
+            }
+            let fd = sharebroker_open_no_links(cPath(resolved), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { throw .documentUnreadable(errno: errno) }
             var st = stat()
             guard fstat(fd, &st) == 0 else {
@@ -32,6 +47,16 @@ enum PrivateCopy {
         }
 
         deinit { close(fd) }
+    }
+
+    /// `path` as a NUL-terminated C string (a path's bytes, UTF-8 or not).
+    static func cPath(_ path: [UInt8]) -> [CChar] {
+        path.map { CChar(bitPattern: $0) } + [0]
+    }
+
+    /// `folder/name` as bytes.
+    static func join(_ folder: String, _ name: [UInt8]) -> [UInt8] {
+        Array(folder.utf8) + [UInt8(ascii: "/")] + name
     }
 
     /// Makes a fresh private folder for `appID` under `runtime` and returns its path.
@@ -71,15 +96,15 @@ enum PrivateCopy {
     }
 
     /// Creates `folder/name` exclusively, mode 0600.
-    private static func create(_ path: String) throws(DesktopHandOffError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    private static func create(_ path: [UInt8]) throws(DesktopHandOffError) -> Int32 {
+        let fd = open(cPath(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .copyFailed(errno: errno) }
         return fd
     }
 
     /// Copies `source` into `path`: a reflink where the file system shares extents, else
     /// `copy_file_range` (in-kernel), else read/write.
-    static func copy(_ source: borrowing Source, to path: String) throws(DesktopHandOffError) {
+    static func copy(_ source: borrowing Source, to path: [UInt8]) throws(DesktopHandOffError) {
         let out = try create(path)
         defer { close(out) }
         do throws(DesktopHandOffError) {
@@ -102,13 +127,13 @@ enum PrivateCopy {
                 return
             }
         } catch {
-            unlink(path)
+            unlink(cPath(path))
             throw error
         }
     }
 
     /// Writes `bytes` into a new `path` (the in-memory document path).
-    static func write(_ bytes: [UInt8], to path: String) throws(DesktopHandOffError) {
+    static func write(_ bytes: [UInt8], to path: [UInt8]) throws(DesktopHandOffError) {
         let out = try create(path)
         defer { close(out) }
         var offset = 0
@@ -117,7 +142,7 @@ enum PrivateCopy {
             if n < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                unlink(path)
+                unlink(cPath(path))
                 throw .copyFailed(errno: code)
             }
             offset += n
@@ -143,8 +168,8 @@ enum PrivateCopy {
     }
 
     /// Removes a hand-off that could not be completed.
-    static func discard(file: String?, folder: String) {
-        if let file { unlink(file) }
+    static func discard(file: [UInt8]?, folder: String) {
+        if let file { unlink(cPath(file)) }
         rmdir(folder)
     }
 

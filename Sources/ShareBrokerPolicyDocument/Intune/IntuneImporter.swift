@@ -18,6 +18,10 @@ public struct IntuneFieldReport: Sendable, Hashable {
         case approximated
         /// The library has no such setting (or the value could not be read); the field is left out.
         case notSupported = "not supported"
+        /// The library has the setting, but the value is not a valid one for it (a negative or
+        /// zero period, a number out of range, a wrong type); the native field takes a fallback
+        /// the detail names.
+        case invalidValue = "invalid value"
     }
 
     /// The field's name in the input.
@@ -622,14 +626,14 @@ struct ImportRun {
             if case .null = value {
                 report(key, value, .mapped, "null: not set, so clipboardExceptionLength 0 (no exception)")
             } else {
-                report(key, value, .notSupported, "expected a whole number of characters; no exception (the most restrictive)")
+                report(key, value, .invalidValue, "expected a whole number of characters; no exception (the most restrictive)")
                 warnings.append("\(key): expected a whole number of characters (0 to 65535), got \(value.preview()); "
                                 + "no exception")
             }
             return
         }
         guard n >= 0, n <= PolicySnapshot.maxClipboardExceptionLength else {
-            report(key, value, .notSupported, "outside 0...65535; no exception (the most restrictive)")
+            report(key, value, .invalidValue, "outside 0...65535; no exception (the most restrictive)")
             warnings.append("\(key): \(n) is outside 0...65535 characters; no exception")
             return
         }
@@ -643,6 +647,8 @@ struct ImportRun {
         let timer = key == "periodOfflineBeforeAccessCheck" || key == "periodOfflineBeforeWipeIsEnforced"
         let what = timer ? "the Intune default applies (\(key == "periodOfflineBeforeAccessCheck" ? "12 hours" : "90 days"))"
             : "no such timer in the library (the server pushes auth)"
+        // The timers are supported fields: a value they cannot take is an invalid value.
+        let unreadable: IntuneFieldReport.Status = timer ? .invalidValue : .notSupported
         switch value {
         case .null:
             report(key, value, .notSupported, "null: not set; \(what)")
@@ -650,25 +656,28 @@ struct ImportRun {
             switch ISODuration.parse(text) {
             case .success(let d):
                 if d.negative, d.seconds > 0 {
-                    report(key, value, .notSupported, "negative duration (\(d.humanReadable)), ignored; \(what)")
+                    report(key, value, unreadable, "negative duration (\(d.humanReadable)), ignored; \(what)")
                     warnings.append("\(key): \(JSONValue.string(text).preview()) is a negative duration, which means nothing "
                                     + "for a timer; ignored")
+                } else if timer, Int(d.seconds.rounded(.up)) == 0 {
+                    // Zero, the strictest period, would read as "no limit" (0), the loosest: refused.
+                    report(key, value, .invalidValue, "zero, ignored (0 would mean no limit); \(what)")
+                    warnings.append("\(key): \(JSONValue.string(text).preview()) is zero, which Intune does not allow and "
+                                    + "which would mean no limit here; ignored, \(what)")
                 } else if timer {
                     durations[key] = d
-                    let seconds = min(Int(d.seconds.rounded(.up)), OfflinePolicy.maxSeconds)
-                    let field = key == "periodOfflineBeforeAccessCheck" ? "offlineAccessCheckSeconds" : "offlineWipeSeconds"
-                    report(key, value, .mapped, "\(d.humanReadable) -> \(field) \(seconds)"
-                           + (seconds == 0 ? " (no limit)" : ""))
+                    // Reported once the document's periods are known (``result()``): a period can be clamped.
+                    report(key, value, .mapped, d.humanReadable)
                 } else {
                     durations[key] = d
                     report(key, value, .notSupported, "\(d.humanReadable); \(what)")
                 }
             case .failure(let e):
-                report(key, value, .notSupported, "not an ISO 8601 duration, ignored; \(what)")
+                report(key, value, unreadable, "not an ISO 8601 duration, ignored; \(what)")
                 warnings.append("\(key): \(JSONValue.string(text).preview()) is not an ISO 8601 duration (\(e.reason)); ignored")
             }
         default:
-            report(key, value, .notSupported, "expected an ISO 8601 duration string; ignored")
+            report(key, value, unreadable, "expected an ISO 8601 duration string; ignored")
             warnings.append("\(key): expected an ISO 8601 duration such as \"PT12H\", got \(value.kindName); ignored")
         }
     }
@@ -767,6 +776,20 @@ struct ImportRun {
             unsourced.append("offlineAccessCheckSeconds \(wipe): shortened to the wipe period, which is shorter")
         }
         p.offline = OfflinePolicy(accessCheckSeconds: accessCheck, wipeSeconds: wipe)
+        // The timers' lines say what the document holds, after the clamps.
+        var reports = self.reports
+        for (key, field, written) in [("periodOfflineBeforeAccessCheck", "offlineAccessCheckSeconds", accessCheck),
+                                      ("periodOfflineBeforeWipeIsEnforced", "offlineWipeSeconds", wipe)] {
+            guard let d = durations[key], let index = reports.lastIndex(where: { $0.field == key && $0.status == .mapped }) else { continue }
+            let asked = Int(d.seconds.rounded(.up))
+            var detail = "\(d.humanReadable) -> \(field) \(written)"
+            if written != asked {
+                detail += asked > OfflinePolicy.maxSeconds && written == OfflinePolicy.maxSeconds
+                    ? " (the longest period, 10 years)" : " (shortened to the wipe period, which is shorter)"
+            }
+            let old = reports[index]
+            reports[index] = IntuneFieldReport(field: old.field, value: old.value, status: old.status, detail: detail)
+        }
         if p.logLevel == nil {
             p.logLevel = .status
             unsourced.append("logLevel status: Intune has no log level in app protection policies")

@@ -100,12 +100,33 @@ final class DesktopFixture: Sendable {
 
                 """, to: base + "/data/flatpak/exports/share/applications/org.example.Flatpak.desktop", mode: 0o644)
             try Self.write("this is [not a key file\n=== at all\n", to: base + "/data/applications/org.example.Broken.desktop", mode: 0o644)
+            // A deleted entry (Hidden=true) that would otherwise start: a file app and a scheme's default.
+            try Self.write("""
+                [Desktop Entry]
+                Type=Application
+                Name=Hidden
+                Hidden=true
+                Exec=\(base)/bin/record-file \(records)/org.example.Hidden %f
+                MimeType=x-scheme-handler/hiddenscheme;
+
+                """, to: base + "/data/applications/org.example.Hidden.desktop", mode: 0o644)
+            // A scheme handler that takes files only (%f): it cannot take a URL.
+            try Self.write("""
+                [Desktop Entry]
+                Type=Application
+                Name=File only
+                Exec=\(base)/bin/record-file \(records)/org.example.FileOnly %f
+                MimeType=x-scheme-handler/fileonly;
+
+                """, to: base + "/data/applications/org.example.FileOnly.desktop", mode: 0o644)
             try Self.write("[Desktop Entry]\nType=Application\nName=No Exec\n",
                       to: base + "/data/applications/org.example.NoExec.desktop", mode: 0o644)
             try Self.write("""
                 [Default Applications]
                 x-scheme-handler/sheets=org.example.Sheets.desktop
                 x-scheme-handler/mailto=org.example.Mail.desktop
+                x-scheme-handler/hiddenscheme=org.example.Hidden.desktop
+                x-scheme-handler/fileonly=org.example.FileOnly.desktop
                 text/plain=org.example.Picker.desktop
 
                 """, to: base + "/config/mimeapps.list", mode: 0o644)

@@ -231,11 +231,6 @@ struct DesktopHandOffTests {
         #expect(throws: DesktopHandOffError.documentUnreadable(errno: ENOENT)) {
             try desktop.openIn(file: vanished, target: "org.example.Recorder", broker: session.broker)
         }
-        let link = fixture.root + "/docs/link-\(UInt32.random(in: 0 ... .max)).txt"
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
-        #expect(throws: DesktopHandOffError.documentUnreadable(errno: ELOOP)) {
-            try desktop.openIn(file: link, target: "org.example.Recorder", broker: session.broker)
-        }
         let fifo = fixture.root + "/docs/fifo-\(UInt32.random(in: 0 ... .max))"
         #expect(mkfifo(fifo, 0o600) == 0)
         #expect(throws: DesktopHandOffError.documentNotRegular) {
@@ -243,6 +238,121 @@ struct DesktopHandOffTests {
         }
         #expect(session.callbacks.calls.isEmpty)
         #expect(session.sink.blockedAttempts.isEmpty)
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.Recorder") == before)
+    }
+
+    @Test func issue31AHiddenEntryIsAnErrorAndNeverStarts() throws {
+        let path = try fixture.document(named: "doc.txt", bytes: Array("content".utf8))
+        for auth in [TransferSetting.authorized, .unauthorized] {
+            let session = try DesktopBroker(openIn: auth)
+            let desktop = try handOff()
+            do {
+                _ = try desktop.openIn(file: path, target: "org.example.Hidden", broker: session.broker)
+                Issue.record("a Hidden=true entry was started")
+            } catch {
+                guard case .hiddenEntry(let id, _) = error else { Issue.record("got \(error)"); continue }
+                #expect(id == "org.example.Hidden")
+                #expect(error.description.contains("Hidden=true"))
+            }
+            #expect(session.callbacks.calls.isEmpty, "nothing was decided")
+        }
+        // As a scheme's default handler: never started, whatever GIO answers for the default.
+        let session = try DesktopBroker(openIn: .authorized)
+        let decision = try session.broker.openURL("hiddenscheme:x")
+        #expect(session.opener.started.isEmpty)
+        if decision.outcome == .opened {
+            #expect(session.opener.failures.map(\.handler) == ["org.example.Hidden"])
+        }
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.Hidden").isEmpty)
+    }
+
+    @Test func issue31AFileOnlySchemeHandlerIsNotStartedWithoutTheURL() throws {
+        let session = try DesktopBroker(openIn: .authorized)
+        let decision = try session.broker.openURL("fileonly:open?row=1")
+        #expect(decision.handler == "org.example.FileOnly")
+        #expect(session.opener.started.isEmpty)
+        #expect(session.opener.failures.map(\.error) == [.cannotTakeURL(appID: "org.example.FileOnly",
+                                                                          path: fixture.root + "/data/applications/org.example.FileOnly.desktop")])
+        #expect(session.opener.failures.first?.error.description.contains("%u") == true)
+        usleep(300_000)
+        #expect(fixture.recordNames("org.example.FileOnly").isEmpty)
+    }
+
+    @Test func issue31ADocumentWhoseNameIsNotUTF8IsHandedOverUnderItsOwnBytes() throws {
+        let session = try DesktopBroker(openIn: .authorized)
+        let desktop = try handOff()
+        // "café.txt" in Latin-1: 0xE9 is not UTF-8.
+        let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
+        let folder = fixture.root + "/latin1-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name
+        let bytes = Array("menu du jour".utf8)
+        let fd = open(path.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        #expect(fd >= 0)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let before = fixture.recordNames("org.example.Recorder")
+        let result = try desktop.openIn(filePath: path, target: "org.example.Recorder", broker: session.broker)
+        #expect(result.transfer.delivered)
+        #expect(result.pathBytes.count > name.count && Array(result.pathBytes.suffix(name.count + 1)) == [UInt8(ascii: "/")] + name,
+                "the copy keeps the name's bytes")
+        var st = stat()
+        #expect(lstat(result.pathBytes.map { CChar(bitPattern: $0) } + [0], &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
+        #expect(Int(st.st_size) == bytes.count)
+        let stem = try #require(fixture.waitForLaunch(of: "org.example.Recorder", after: before))
+        #expect(fixture.record("org.example.Recorder", stem, "data") == bytes, "the app got the document under its real name")
+        #expect(fixture.record("org.example.Recorder", stem, "path").map { Array($0.suffix(name.count)) } == name)
+        // Blocked, the dummy's name carries nothing of the original.
+        let blocked = try DesktopBroker(openIn: .unauthorized)
+        let beforeDummy = fixture.recordNames("org.example.Recorder")
+        let dummy = try desktop.openIn(filePath: path, target: "org.example.Recorder", broker: blocked.broker)
+        #expect(!dummy.transfer.delivered)
+        // Waited for, so the next test's launches are its own.
+        #expect(fixture.waitForLaunch(of: "org.example.Recorder", after: beforeDummy) != nil)
+        #expect(!dummy.pathBytes.contains(0xE9))
+        #expect(!DesktopHandOff.isValidDocumentName([UInt8]("a/b".utf8)) && DesktopHandOff.isValidDocumentName(name))
+    }
+
+    @Test func issue31ADocumentGivenAsALinkIsHandedOverOnceFromItsTarget() throws {
+        let session = try DesktopBroker(openIn: .authorized)
+        let desktop = try handOff()
+        // A Documents folder on another disk: the user's path goes through a folder link and ends
+        // in a file link.
+        let bytes = Array("the linked report".utf8)
+        let target = try fixture.document(named: "report.txt", bytes: bytes)
+        let home = fixture.root + "/home-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: home + "/Documents",
+                                                   withDestinationPath: (target as NSString).deletingLastPathComponent)
+        try FileManager.default.createSymbolicLink(atPath: home + "/latest.txt", withDestinationPath: home + "/Documents/report.txt")
+        for path in [home + "/Documents/report.txt", home + "/latest.txt"] {
+            let before = fixture.recordNames("org.example.Recorder")
+            let result = try desktop.openIn(file: path, target: "org.example.Recorder", broker: session.broker)
+            #expect(result.transfer.delivered)
+            var st = stat()
+            #expect(lstat(result.transfer.path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG, "a copy, not a link")
+            #expect(FileManager.default.contents(atPath: result.transfer.path).map(Array.init) == bytes)
+            let stem = try #require(fixture.waitForLaunch(of: "org.example.Recorder", after: before))
+            #expect(fixture.record("org.example.Recorder", stem, "data") == bytes)
+        }
+        // A link into the broker's own folders (another app's private copy) is refused.
+        let beforeOther = fixture.recordNames("org.example.Other")
+        let handedOver = try desktop.openIn(file: target, target: "org.example.Other", broker: session.broker)
+        #expect(fixture.waitForLaunch(of: "org.example.Other", after: beforeOther) != nil)
+        let intoBroker = home + "/peek.txt"
+        try FileManager.default.createSymbolicLink(atPath: intoBroker, withDestinationPath: handedOver.transfer.path)
+        let before = fixture.recordNames("org.example.Recorder")
+        #expect(throws: DesktopHandOffError.documentInBrokerFolder) {
+            try desktop.openIn(file: intoBroker, target: "org.example.Recorder", broker: session.broker)
+        }
+        // A dangling link says the target is missing.
+        let dangling = home + "/dangling.txt"
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: home + "/nowhere.txt")
+        #expect(throws: DesktopHandOffError.documentUnreadable(errno: ENOENT)) {
+            try desktop.openIn(file: dangling, target: "org.example.Recorder", broker: session.broker)
+        }
         usleep(300_000)
         #expect(fixture.recordNames("org.example.Recorder") == before)
     }

@@ -82,8 +82,28 @@ struct ClipboardExceptionTests {
         #expect(PasteboardItem.text(String(repeating: "x", count: 1000)).characterCount(limit: 3) == 4)
         #expect(PasteboardItem.text("").characterCount(limit: 0) == 0)
         #expect(PasteboardItem(type: "public.png", bytes: [1]).characterCount(limit: 10) == nil)
-        #expect(PasteboardItem(type: PasteboardItem.textType, bytes: [0xFF, 0xFE, 0x41]).characterCount(limit: 10) == 3,
-                "invalid UTF-8: one character per replaced byte")
+        #expect(PasteboardItem(type: PasteboardItem.textType, bytes: [0xFF, 0xFE, 0x41]).characterCount(limit: 10) == 11,
+                "invalid UTF-8 is never short text")
+        #expect(PasteboardItem.text("e" + String(repeating: "\u{301}", count: 5_000)).characterCount(limit: 8) == 9,
+                "one grapheme of 5,001 code points is more than 8 characters' worth")
+    }
+
+    @Test("issue 31.4: the exception is bounded in code points too, and invalid UTF-8 never qualifies")
+    func boundedInBytes() throws {
+        let fixture = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .unauthorized,
+                                                      clipboardExceptionLength: 8))
+        let zalgo = "e" + String(repeating: "\u{301}", count: 5_000)
+        #expect(zalgo.count == 1 && zalgo.utf8.count > 10_000)
+        #expect(try fixture.broker.copyResult(.text(zalgo)).action == .blocked, "10 KB in one grapheme")
+        #expect(try fixture.broker.copyResult(PasteboardItem(type: PasteboardItem.textType, bytes: [0xFF, 0x41])).action == .blocked)
+        #expect(fixture.pasteboard.read().items.isEmpty)
+        // The bound: 8 code points per allowed character. 8 characters of 8 code points pass, one more does not.
+        let eight = String(repeating: "e" + String(repeating: "\u{301}", count: 7), count: 8)
+        #expect(eight.count == 8 && eight.unicodeScalars.count == 64)
+        #expect(try fixture.broker.copyResult(.text(eight)).action == .writeClear)
+        #expect(try fixture.broker.copyResult(.text(eight + "\u{301}")).action == .blocked)
+        let sealed = try Fixture(ready: PolicyUpdate(auth: .authorized, pasteboard: .secureCopy, clipboardExceptionLength: 8))
+        #expect(try sealed.broker.copyResult(.text(zalgo)).action == .writeSealed, "long text follows the policy")
     }
 
     @Test("property: random Unicode scalars; the decision follows String.count against N")

@@ -105,6 +105,20 @@ struct OpenFromMatrixTests {
         #expect(fixture.broker.decideOpenFrom(source: nil).rule == .unknownSourceUnderWhitelist)
         #expect(try fixture.broker.policy().openFromPolicy == .whitelist)
     }
+
+    @Test("issue 31.5: native mail is a whitelisted source only when the Open From whitelist holds both mail ids")
+    func nativeMailSource() throws {
+        for (whitelist, allowed) in [([WellKnownApp.nativeMail], false), ([WellKnownApp.mailActivity], false),
+                                     ([WellKnownApp.nativeMail, WellKnownApp.mailActivity], true)] {
+            let f = try Fixture(ready: PolicyUpdate(auth: .authorized, openFrom: .whitelist(Set(whitelist))))
+            for source in [WellKnownApp.nativeMail, WellKnownApp.mailActivity] {
+                let decision = f.broker.decideOpenFrom(source: source)
+                #expect(decision.allowed == allowed, "\(whitelist) from \(source)")
+                #expect(decision.rule == (allowed ? .nativeMailWhitelisted : .nativeMailNotWhitelisted))
+                #expect((f.broker.openFrom("mail", source: source) != nil) == allowed)
+            }
+        }
+    }
 }
 
 /// Paste-in (Intune's `managedAppsWithPasteIn` versus `managedApps`).

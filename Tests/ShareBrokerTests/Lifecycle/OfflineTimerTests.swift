@@ -104,6 +104,77 @@ struct OfflineTimerTests {
         #expect(rebootedLater.elapsed(since: a) == .seconds(90_000))
     }
 
+    @Test("issue 31.1: a wipe is terminal: a confirmation after block-then-wipe does not authorize again; only the server does")
+    func wipeIsTerminal() throws {
+        let clock = ManualBootClock()
+        let f = try fixture(clock: clock, directory: nil)
+        clock.advance(.seconds(3_601))
+        #expect(try f.broker.checkOfflineTimers() == .accessCheckDue(elapsed: .seconds(3_601)))
+        clock.advance(.seconds(86_400))
+        #expect(try f.broker.checkOfflineTimers() == .wiped(elapsed: .seconds(90_001)))
+        f.delegate.reset()
+        try f.broker.confirmPolicy()
+        #expect(try f.broker.policy().authState == .retired, "the confirmation gave back the authorization held before the wipe")
+        #expect(f.delegate.calls.isEmpty, "no authStateChanged after a wipe")
+        #expect(try f.broker.copyResult(.text("x")).action == .blocked)
+        // A push that does not restate the authorization does not undo the wipe either.
+        try f.broker.apply(PolicyUpdate(pasteboard: .authorized))
+        #expect(try f.broker.policy().authState == .retired)
+        // The server itself authorizing the app again does.
+        try f.broker.apply(PolicyUpdate(auth: .authorized, authMessage: "Enrolled again"))
+        #expect(try f.broker.policy().authState == .authorized)
+    }
+
+    @Test("issue 31.2: a policy push after an offline block restores the held authorization; one that restates auth wins")
+    func pushAfterBlock() throws {
+        let clock = ManualBootClock()
+        let f = try fixture(clock: clock, directory: nil)
+        clock.advance(.seconds(3_601))
+        #expect(try f.broker.checkOfflineTimers() == .accessCheckDue(elapsed: .seconds(3_601)))
+        f.delegate.reset()
+        try f.broker.apply(PolicyUpdate(print: .authorized))
+        #expect(try f.broker.policy().authState == .authorized, "every push is a confirmation")
+        #expect(try f.broker.policy().authMessage == "Welcome")
+        #expect(f.delegate.calls.contains("auth"))
+        #expect(try f.broker.copyResult(.text("x")).action == .writeClear)
+        // Held again; a push without auth keeps the saved authorization for a later confirmation too.
+        clock.advance(.seconds(3_601))
+        #expect(try f.broker.checkOfflineTimers() == .accessCheckDue(elapsed: .seconds(3_601)))
+        try f.broker.apply(PolicyUpdate(authMessage: "New message", print: .unauthorized))
+        #expect(try f.broker.policy().authState == .authorized)
+        #expect(try f.broker.policy().authMessage == "New message", "a message the push gives wins over the held one")
+        // A push that restates auth decides.
+        clock.advance(.seconds(3_601))
+        #expect(try f.broker.checkOfflineTimers() == .accessCheckDue(elapsed: .seconds(3_601)))
+        try f.broker.apply(PolicyUpdate(auth: .unauthorized, authMessage: "Suspended"))
+        try f.broker.confirmPolicy()
+        #expect(try f.broker.policy().authState == .unauthorized, "the server's own unauthorized is not undone by a confirmation")
+    }
+
+    @Test("issue 31.3: past a period an action fails closed at once, before any check; the check then tells the app")
+    func decidedAtTheAction() throws {
+        let clock = ManualBootClock()
+        let f = try fixture(clock: clock, directory: nil)
+        clock.advance(.seconds(3_660))
+        #expect(try f.broker.copyResult(.text("x")).action == .blocked, "61 minutes into a 1-hour period")
+        #expect(f.pasteboard.read().items.isEmpty)
+        #expect(!f.broker.decideOpenIn(target: "org.example.sheets", via: .documentInteraction).allowed)
+        #expect(try !f.broker.openIn(Array("q3".utf8), named: "q3.txt", target: "org.example.sheets", via: .documentInteraction).delivered)
+        #expect(!f.broker.print().allowed)
+        #expect(f.broker.openFrom("doc", source: "org.example.sheets") == nil)
+        #expect(f.broker.notificationContent(title: "t").title == nil)
+        #expect(try f.broker.policy().authState == .authorized, "the state changes only at the check")
+        #expect(try f.broker.checkOfflineTimers() == .accessCheckDue(elapsed: .seconds(3_660)))
+        #expect(f.delegate.calls.contains("auth"))
+        try f.broker.confirmPolicy()
+        #expect(try f.broker.copyResult(.text("x")).action == .writeClear)
+        // Past the wipe period, the same before the check wipes.
+        clock.advance(.seconds(86_401))
+        #expect(try f.broker.copyResult(.text("y")).action == .blocked)
+        #expect(f.pasteboard.read().items == [.text("x")])
+        #expect(try f.broker.checkOfflineTimers() == .wiped(elapsed: .seconds(86_401)))
+    }
+
     @Test("the system clock counts from boot and moves forward")
     func systemClock() {
         let clock = SystemBootClock()
