@@ -159,6 +159,10 @@ struct AuditLogRecord: Codable, Sendable {
     var writerUid: UInt32?
     /// For a coalesced refusal record: how many refusals of this kind it stands for.
     var count: Int?
+    /// For a warned attempt: the reason code the user picked.
+    var reasonCode: String?
+    /// For a warned attempt: the user's text, escaped and bounded.
+    var text: String?
 }
 
 /// The agent's logic, without networking: the registry, identification, key custody and
@@ -678,6 +682,13 @@ public final class AgentCore: Sendable {
         }
     }
 
+    /// The exporters' reason of a warned attempt: the reason code and the user's text (already
+    /// escaped), or `nil` when there is neither.
+    static func warnedReason(code: String?, text: String?) -> String? {
+        let parts = [code.map { "code=\($0)" }, text.map { "text=\"\($0)\"" }].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
+
     /// Logs a session's audit records durably, then sends the receipt.
     public func audit(_ batch: AuditBatch, session id: UInt64) {
         guard let session = state.withLock({ $0.sessions[id] }) else { return }
@@ -686,14 +697,18 @@ public final class AgentCore: Sendable {
             AuditLogRecord(time: time, event: record.event, app: session.app, pid: session.peer.pid,
                            uid: session.peer.uid, executable: nil, id: record.id, action: record.action,
                            target: record.target, rule: record.rule, generation: record.generation,
-                           reason: nil, erased: record.erased, failed: record.failed)
+                           reason: nil, erased: record.erased, failed: record.failed,
+                           reasonCode: record.event == "warned" ? record.reasonCode.map(WarnText.sanitizedEscaped) : nil,
+                           text: record.event == "warned" ? record.text.map(WarnText.sanitizedEscaped) : nil)
         }
         if systemLog != nil || otlp != nil {
             for record in records {
                 let counts = record.erased.map { "erased \($0.count), failed \(record.failed?.count ?? 0)" }
+                    ?? (record.event == "warned" ? Self.warnedReason(code: record.reasonCode, text: record.text) : nil)
                 report(SystemLogRecord(event: record.event, app: record.app, action: record.action, rule: record.rule,
                                                  push: record.generation, pid: record.pid, uid: record.uid, reason: counts,
-                                                 isWarning: record.event != "wiped" || record.failed?.isEmpty == false))
+                                                 isWarning: (record.event != "wiped" && record.event != "warned") || record.failed?.isEmpty == false
+                                                    || (record.event == "warned" && record.rule == "proceeded")))
             }
         }
         auditLog.append(records) { [logger] error in

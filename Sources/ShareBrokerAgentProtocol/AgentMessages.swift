@@ -370,7 +370,7 @@ public struct AcknowledgmentBatch: Codable, Sendable, Hashable {
 public struct WireAuditRecord: Codable, Sendable, Hashable {
     /// A client-chosen id, unique per record.
     public var id: String
-    /// `blocked` or `wiped`.
+    /// `blocked`, `warned` or `wiped`.
     public var event: String
     /// What was attempted (`copy`, `openIn`...), for `blocked`.
     public var action: String?
@@ -384,6 +384,10 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
     public var erased: [String]?
     /// For `wiped`: what could not be, and why.
     public var failed: [String: String]?
+    /// For `warned`: the reason code the user picked, if any.
+    public var reasonCode: String?
+    /// For `warned`: the user's text, escaped and bounded by the app's library (and again by the agent).
+    public var text: String?
 
     /// A blocked attempt.
     package init(id: String, blocked record: BlockedAttemptRecord) {
@@ -393,6 +397,18 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
         target = record.target
         rule = record.rule
         generation = record.generation
+    }
+
+    /// A warned attempt: `action` is the exit, `rule` the outcome (`proceeded`, `cancelled`...).
+    package init(id: String, warned record: WarnedAttemptRecord) {
+        self.id = id
+        event = "warned"
+        action = record.exit.rawValue
+        target = record.target
+        rule = record.outcome.rawValue
+        generation = record.generation
+        reasonCode = record.reasonCode
+        text = record.text
     }
 
     /// A wipe report.
