@@ -684,7 +684,7 @@ public final class AgentCore: Sendable {
 
     /// The exporters' reason of a warned attempt: the reason code and the user's text (already
     /// escaped), or `nil` when there is neither.
-    static func warnedReason(code: String?, text: String?) -> String? {
+    package static func warnedReason(code: String?, text: String?) -> String? {
         let parts = [code.map { "code=\($0)" }, text.map { "text=\"\($0)\"" }].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
