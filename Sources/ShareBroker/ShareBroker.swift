@@ -73,6 +73,9 @@ public final class ShareBroker: Sendable {
     let warnAsker = Mutex<(@Sendable (WarnTicket) -> Void)?>(nil)
     /// Past answers: time-limited proceeds and rate windows.
     let warnLedger = Mutex(WarnLedger())
+    /// Whether questions run without their answer timer (the simulator plays the timeout with
+    /// ``WarnTicket/expire()``; tests).
+    let warnTimersManual = Atomic<Bool>(false)
 
     /// Creates the library for `appID`; it is not started and not ready.
     ///

@@ -30,11 +30,21 @@ public struct WarnedCopy: Sendable, Hashable {
     public var action: CopyAction
     /// How the question ended; `nil` when the copy did not warn.
     public var outcome: WarnOutcome?
+    /// The policy's decision when the copy did not warn (the simulator's `why`); `nil` otherwise.
+    package var decision: CopyDecision?
 
     /// Creates a result.
     public init(action: CopyAction, outcome: WarnOutcome?) {
         self.action = action
         self.outcome = outcome
+        self.decision = nil
+    }
+
+    /// A result with the decision of a copy that did not warn.
+    package init(action: CopyAction, decision: CopyDecision) {
+        self.action = action
+        self.outcome = nil
+        self.decision = decision
     }
 }
 
@@ -71,6 +81,12 @@ extension ShareBroker {
     /// attempting thread, it must return at once and answer the ticket later, once, from any thread.
     package func setWarnAsker(_ asker: (@Sendable (WarnTicket) -> Void)?) {
         warnAsker.withLock { $0 = asker }
+    }
+
+    /// Runs questions without their answer timer (`true`): only ``WarnTicket/expire()`` times
+    /// one out. The simulator plays the user's clock this way.
+    package func setWarnTimers(manual: Bool) {
+        warnTimersManual.store(manual, ordering: .relaxed)
     }
 
     // MARK: The question
@@ -110,7 +126,7 @@ extension ShareBroker {
             guard let self, resolution.outcome == .proceeded else { return completion(resolution) }
             completion(self.admitProceed(exit, target: target, resolution: resolution))
         }
-        ticket.startTimer()
+        if !warnTimersManual.load(ordering: .relaxed) { ticket.startTimer() }
         asker(ticket)
     }
 
@@ -172,7 +188,7 @@ extension ShareBroker {
                 case .several(let items): try platform.pasteboard.write(items)
                 }
                 commit(plan, changeCount: changeCount)
-                return completion(.success(WarnedCopy(action: plan.action, outcome: nil)))
+                return completion(.success(WarnedCopy(action: plan.action, decision: plan.decision)))
             } catch {
                 return completion(.failure(.pasteboardWriteFailed(reason: String(describing: error))))
             }

@@ -125,8 +125,9 @@ public final class WarnTicket: Sendable {
         return .accepted
     }
 
-    /// Ends the question as timed out (the timer; tests).
-    func expire() {
+    /// Ends the question as timed out: what the answer timer does (the simulator's `answer`
+    /// op with `timeout`, tests). Ignored once the question has ended.
+    package func expire() {
         let taken = state.withLock { state -> (@Sendable (WarnResolution) -> Void)? in
             guard case .open(let onEnd, _) = state else { return nil }
             state = .timedOut
