@@ -189,7 +189,7 @@ bench-check-allocations: deps
 # build of `make test`). DESTDIR is honoured, as usual. It also installs the service unit
 # (install-units above).
 INSTALL_CONFIG ?= release
-CAPI_VERSION = 1.0.0
+CAPI_VERSION = 1.1.0
 
 install: deps
 	$(SWIFT) build -c $(INSTALL_CONFIG) --product sharebroker-c
