@@ -81,4 +81,11 @@ public struct PolicyUpdate: Sendable, Hashable {
                   openFrom: openFrom, pasteIn: pasteIn)
         self.offline = offline
     }
+
+    /// This update with ``warn`` set to `warn`.
+    package func withWarn(_ warn: WarnPolicy?) -> PolicyUpdate {
+        var copy = self
+        copy.warn = warn
+        return copy
+    }
 }
