@@ -77,9 +77,11 @@ extension ShareBroker {
         }
     }
 
-    /// Sets the function that shows a question (the C interface's callback): called on the
-    /// attempting thread, it must return at once and answer the ticket later, once, from any thread.
-    package func setWarnAsker(_ asker: (@Sendable (WarnTicket) -> Void)?) {
+    /// Sets the function that shows a question, the completion-style form of
+    /// ``setWarnHandler(_:)`` (the C interface's callback): called on the attempting thread, it
+    /// must return at once and answer the ticket (``WarnTicket/answer(_:)``) later, once, from
+    /// any thread. `nil`: nobody asks, so warned attempts are blocked (``WarnOutcome/noHandler``).
+    public func setWarnAsker(_ asker: (@Sendable (WarnTicket) -> Void)?) {
         warnAsker.withLock { $0 = asker }
     }
 
@@ -126,8 +128,10 @@ extension ShareBroker {
             guard let self, resolution.outcome == .proceeded else { return completion(resolution) }
             completion(self.admitProceed(exit, target: target, resolution: resolution))
         }
-        if !warnTimersManual.load(ordering: .relaxed) { ticket.startTimer() }
         asker(ticket)
+        // After the asker: a question answered at once (a host that decides by itself) starts no
+        // timer. One answered later meanwhile finds the ticket closed and the timer is not kept.
+        if !warnTimersManual.load(ordering: .relaxed), ticket.isOpen { ticket.startTimer() }
     }
 
     /// A user's proceed, checked under the policy in force now (still warning, user still
@@ -240,6 +244,14 @@ extension ShareBroker {
     /// thread is never blocked.
     public func copyAsking(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil) async throws(ShareBrokerError) -> WarnedCopy {
         try await copyAsking([item], fromWebView: webView)
+    }
+
+    /// ``copyAsking(_:fromWebView:)-(PasteboardItem,_)`` with a completion instead of `async`:
+    /// `completion` runs once, before this returns when nothing is asked (or the asker answered
+    /// at once), else on the answering thread.
+    public func copyAsking(_ item: PasteboardItem, fromWebView webView: WebViewHandle? = nil,
+                           completion: @escaping @Sendable (Result<WarnedCopy, ShareBrokerError>) -> Void) {
+        copyAsking(CollectionOfOne(item), fromWebView: webView, completion: completion)
     }
 
     /// Several representations of one item, as ``copyAsking(_:fromWebView:)-(PasteboardItem,_)``.
