@@ -40,20 +40,19 @@ final class WarnCopyFixture: @unchecked Sendable {
 }
 
 func warnBenchmarks() {
-    Benchmark("Copy allowed in the clear 64 B (the warn reference)") { benchmark, fixture in
+    // BenchmarkMode's configuration: one call per sample in the allocations-only mode
+    // (make bench-check-allocations against Benchmarks/Thresholds/).
+    let configuration = BenchmarkMode.configuration(scaling: .one)
+    Benchmark("Copy allowed in the clear 64 B (the warn reference)", configuration: configuration) { benchmark, fixture in
         let item = fixture.item
-        for _ in benchmark.scaledIterations {
-            fixture.broker.copyAsking(item) { blackHole($0) }
-        }
+        BenchmarkMode.measure(benchmark) { fixture.broker.copyAsking(item) { blackHole($0) } }
     } setup: {
         WarnCopyFixture(warned: false)
     }
 
-    Benchmark("Copy under warn answered at once 64 B") { benchmark, fixture in
+    Benchmark("Copy under warn answered at once 64 B", configuration: configuration) { benchmark, fixture in
         let item = fixture.item
-        for _ in benchmark.scaledIterations {
-            fixture.broker.copyAsking(item) { blackHole($0) }
-        }
+        BenchmarkMode.measure(benchmark) { fixture.broker.copyAsking(item) { blackHole($0) } }
     } setup: {
         WarnCopyFixture(warned: true)
     }
