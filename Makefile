@@ -259,7 +259,7 @@ bench-check-allocations: deps
 # toolchain at run time). No apt-get: check-build-deps says what is missing.
 INSTALL_CONFIG ?= release
 INSTALL_BUILD = -c $(INSTALL_CONFIG) $(if $(filter release,$(INSTALL_CONFIG)),--static-swift-stdlib --disable-local-rpath)
-CAPI_VERSION = 1.0.0
+CAPI_VERSION = 1.1.0
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 

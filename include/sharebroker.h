@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define SB_VERSION_MAJOR 1
-#define SB_VERSION_MINOR 0
+#define SB_VERSION_MINOR 1
 #define SB_VERSION_PATCH 0
 /* The interface version this header describes, as (major << 16) | (minor << 8) | patch. */
 #define SB_VERSION ((SB_VERSION_MAJOR << 16) | (SB_VERSION_MINOR << 8) | SB_VERSION_PATCH)
@@ -670,6 +670,100 @@ typedef int32_t (*sb_eraser_fn)(void *user_data);
  * started) is run by the retires to come, not by one finished during start. Errors: SB_ERR_NULL_ARGUMENT (broker, name, erase),
  * SB_ERR_INVALID_UTF8, SB_ERR_INVALID_ARGUMENT (empty name), SB_ERR_CALLBACK_REENTRY. */
 sb_status sb_broker_register_eraser(sb_broker *broker, const char *name, sb_eraser_fn erase, void *user_data);
+
+/* ---- Warnings: the user may go on with a reason (since 1.1) --------------------------------- */
+
+/* The exits that may warn instead of only blocking: a copy under pasteboard unauthorized (the
+ * clear copy is held, in protected memory, until the user decides), Open In to a target outside
+ * the whitelist, print under print unauthorized, a drop the policy refuses. */
+#define SB_WARN_EXIT_COPY 0
+#define SB_WARN_EXIT_OPEN_IN 1
+#define SB_WARN_EXIT_PRINT 2
+#define SB_WARN_EXIT_DRAG_AND_DROP 3
+
+/* How a warned attempt ended (the audit record's outcome). */
+#define SB_WARN_NOT_WARNED (-1)     /* the exit did not warn: the policy alone decided */
+#define SB_WARN_PROCEEDED 0         /* the user went on: the transfer happened */
+#define SB_WARN_REMEMBERED 1        /* a proceed for this exit and target is still in force */
+#define SB_WARN_CANCELLED 2
+#define SB_WARN_TIMED_OUT 3
+#define SB_WARN_NO_HANDLER 4        /* no sb_broker_set_warn_handler */
+#define SB_WARN_INVALID_ANSWER 5    /* a reason not offered, or none where one is required */
+#define SB_WARN_RATE_LIMITED 6      /* too many proceeds in the policy's window */
+#define SB_WARN_POLICY_CHANGED 7    /* the exit stopped warning while the user decided */
+#define SB_WARN_HOLD_FAILED 8       /* the copy could not be held in protected memory */
+
+/* One warn setting of an exit (sb_broker_set_warn). Zero-initialize and set struct_size. */
+typedef struct sb_warn_settings {
+    uint32_t struct_size;              /* sizeof(sb_warn_settings) */
+    int32_t reason_required;           /* going on needs a listed code (or text when none listed) */
+    const char *const *reason_codes;   /* reason_count codes: 1 to 64 of A-Z a-z 0-9 . - _ */
+    const char *const *reason_labels;  /* reason_count labels: what the app shows */
+    size_t reason_count;               /* at most 32 */
+    int32_t free_text;                 /* the user may add text (kept up to 256 characters) */
+    int32_t proceed_minutes;           /* 0 to 1440: how long a proceed lasts for the same target */
+    int32_t answer_seconds;            /* 1 to 600: then blocked; 0 means the default, 60 */
+    int32_t rate_proceeds;             /* with rate_minutes: at most so many proceeds per window; */
+    int32_t rate_minutes;              /*   0 and 0: no limit */
+} sb_warn_settings;
+
+/* Sets (settings) or removes (NULL) the warning of `exit` in the policy of an embedded broker.
+ * Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_INVALID_ARGUMENT (unknown exit, struct_size, or settings
+ * that say what is wrong in sb_last_error_message), SB_ERR_INVALID_UTF8, SB_ERR_UNSUPPORTED
+ * (attached brokers take their policy from the agent), SB_ERR_NOT_STARTED. */
+sb_status sb_broker_set_warn(sb_broker *broker, int32_t exit, const sb_warn_settings *settings);
+
+/* An open question. Read it with the accessors below; answer it with sb_warn_answer exactly once
+ * (also after its time ran out: the answer then frees it and is ignored). Never content, never a
+ * document name. */
+typedef struct sb_warn_question sb_warn_question;
+
+/* Shows `question` to the user. Called on the thread that attempted the transfer: return at
+ * once, and answer later from any thread (sb_warn_answer). Set it after sb_broker_start. */
+typedef void (*sb_warn_fn)(void *user_data, sb_warn_question *question);
+
+/* Sets (or removes, with NULL) the handler of warnings. Without one, every warned attempt is
+ * blocked (SB_WARN_NO_HANDLER). Errors: SB_ERR_NULL_ARGUMENT (broker). */
+sb_status sb_broker_set_warn_handler(sb_broker *broker, sb_warn_fn ask, void *user_data);
+
+/* The question's exit (SB_WARN_EXIT_*), target (an app id, or NULL), whether a reason is
+ * required, whether free text is allowed, the time to answer in milliseconds, and the offered
+ * reasons (index < count; NULL out of range). Strings are valid until sb_warn_answer. Any thread. */
+int32_t sb_warn_question_exit(const sb_warn_question *question);
+const char *sb_warn_question_target(const sb_warn_question *question);
+int32_t sb_warn_question_reason_required(const sb_warn_question *question);
+int32_t sb_warn_question_free_text(const sb_warn_question *question);
+int32_t sb_warn_question_timeout_ms(const sb_warn_question *question);
+size_t sb_warn_question_reason_count(const sb_warn_question *question);
+const char *sb_warn_question_reason_code(const sb_warn_question *question, size_t index);
+const char *sb_warn_question_reason_label(const sb_warn_question *question, size_t index);
+
+/* Answers and frees `question`: proceed (1, with reason_code and text, each NULL for none) or
+ * cancel (0). Once per question, from any thread. *out_accepted (may be NULL): 1 when this
+ * answer decided, 0 when the question had already timed out (the attempt stayed blocked).
+ * Errors: SB_ERR_NULL_ARGUMENT (question), SB_ERR_INVALID_UTF8 (the question is still freed
+ * and the attempt blocked as cancelled). */
+sb_status sb_warn_answer(sb_warn_question *question, int32_t proceed, const char *reason_code, const char *text,
+                         int32_t *out_accepted);
+
+/* The end of a copy that may warn: status SB_OK or the error, the action (SB_COPY_*), and the
+ * warning's outcome (SB_WARN_*, SB_WARN_NOT_WARNED when the copy did not warn). */
+typedef void (*sb_copy_done_fn)(void *user_data, sb_status status, int32_t action, int32_t warn_outcome);
+
+/* sb_copy that asks the user when the copy warns, without blocking the calling thread. The bytes
+ * are read during the call only (a held copy is kept in protected memory, zeroed when the
+ * question ends). `done` is called exactly once: before this returns when nothing is asked, else
+ * on the thread that answers (or the timer's). Errors (then `done` is not called): as sb_copy. */
+sb_status sb_copy_asking(sb_broker *broker, const char *type, const uint8_t *bytes, size_t length,
+                         sb_copy_done_fn done, void *user_data);
+
+/* The end of a print or a drop that may warn: allowed (1/0) and the outcome (SB_WARN_*). */
+typedef void (*sb_warn_done_fn)(void *user_data, int32_t allowed, int32_t warn_outcome);
+
+/* sb_print and sb_drag_and_drop that ask the user when they warn; `done` exactly once, as for
+ * sb_copy_asking. Errors: SB_ERR_NULL_ARGUMENT, SB_ERR_INVALID_UTF8 (target). */
+sb_status sb_print_asking(sb_broker *broker, sb_warn_done_fn done, void *user_data);
+sb_status sb_drag_and_drop_asking(sb_broker *broker, const char *target, sb_warn_done_fn done, void *user_data);
 
 #ifdef __cplusplus
 }

@@ -69,6 +69,13 @@ public final class ShareBroker: Sendable {
     /// copies and pastes reuse the ring the custodian last handed out (kept in ``store``) while
     /// the generation stands.
     private let keyRingGeneration: KeyRingGeneration?
+    /// Who asks the user when an exit warns (``setWarnHandler(_:)``), `nil` for nobody.
+    let warnAsker = Mutex<(@Sendable (WarnTicket) -> Void)?>(nil)
+    /// Past answers: time-limited proceeds and rate windows.
+    let warnLedger = Mutex(WarnLedger())
+    /// Whether questions run without their answer timer (the simulator plays the timeout with
+    /// ``WarnTicket/expire()``; tests).
+    let warnTimersManual = Atomic<Bool>(false)
 
     /// Creates the library for `appID`; it is not started and not ready.
     ///

@@ -160,6 +160,10 @@ struct AuditLogRecord: Codable, Sendable {
     var writerUid: UInt32?
     /// For a coalesced refusal record: how many refusals of this kind it stands for.
     var count: Int?
+    /// For a warned attempt: the reason code the user picked.
+    var reasonCode: String?
+    /// For a warned attempt: the user's text, escaped and bounded.
+    var text: String?
 }
 
 /// The agent's logic, without networking: the registry, identification, key custody and
@@ -648,7 +652,7 @@ public final class AgentCore: Sendable {
 
     /// The events an app may report in its audit batches; everything else (`refused`,
     /// `policy-installed`, ...) is the agent's own to write.
-    static let appReportedEvents: Set<String> = ["blocked", "wiped"]
+    static let appReportedEvents: Set<String> = ["blocked", "warned", "wiped"]
 
     /// Writes one record per kind of refusal that was counted but not written in the window
     /// that ends now, and starts a new window.
@@ -732,13 +736,20 @@ public final class AgentCore: Sendable {
         }
     }
 
+    /// The exporters' reason of a warned attempt: the reason code and the user's text (already
+    /// escaped), or `nil` when there is neither.
+    package static func warnedReason(code: String?, text: String?) -> String? {
+        let parts = [code.map { "code=\($0)" }, text.map { "text=\"\($0)\"" }].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
+
     /// Logs a session's audit records durably, then sends the receipt.
     public func audit(_ batch: AuditBatch, session id: UInt64) {
         guard let session = state.withLock({ $0.sessions[id] }) else { return }
         // The agent decides which events an app may report: a batch with another is refused
         // whole (nothing of it is logged), and its receipt says why.
         if let event = batch.records.first(where: { !Self.appReportedEvents.contains($0.event) })?.event {
-            let reason = "an app may report only \(Self.appReportedEvents.sorted().joined(separator: " and ")) events, not '\(Self.oneLine(String(event.prefix(64))))'; nothing of the batch was logged"
+            let reason = "an app may report only \(Self.appReportedEvents.sorted().joined(separator: ", ")) events, not '\(Self.oneLine(String(event.prefix(64))))'; nothing of the batch was logged"
             logger.notice("refused an audit batch", metadata: ["app": "\(session.app)", "pid": "\(session.peer.pid)", "why": "\(reason)"])
             session.connection.send([AgentMessage.frame(.receipt, ReceiptMessage(batch: batch.id, logged: false, reason: reason))], sensitive: false)
             return
@@ -751,14 +762,18 @@ public final class AgentCore: Sendable {
                            uid: session.peer.uid, executable: nil, id: Self.oneLine(record.id), action: record.action.map(Self.oneLine),
                            target: record.target.map(Self.oneLine), rule: record.rule.map(Self.oneLine), generation: record.generation,
                            reason: nil, erased: record.erased?.map(Self.oneLine),
-                           failed: record.failed.map { Dictionary($0.map { (Self.oneLine($0.key), Self.oneLine($0.value)) }) { first, _ in first } })
+                           failed: record.failed.map { Dictionary($0.map { (Self.oneLine($0.key), Self.oneLine($0.value)) }) { first, _ in first } },
+                           reasonCode: record.event == "warned" ? record.reasonCode.map(WarnText.sanitizedEscaped) : nil,
+                           text: record.event == "warned" ? record.text.map(WarnText.sanitizedEscaped) : nil)
         }
         if systemLog != nil || otlp != nil {
             for record in records {
                 let counts = record.erased.map { "erased \($0.count), failed \(record.failed?.count ?? 0)" }
+                    ?? (record.event == "warned" ? Self.warnedReason(code: record.reasonCode, text: record.text) : nil)
                 report(SystemLogRecord(event: record.event, app: record.app, action: record.action, rule: record.rule,
                                                  push: record.generation, pid: record.pid, uid: record.uid, reason: counts,
-                                                 isWarning: record.event != "wiped" || record.failed?.isEmpty == false))
+                                                 isWarning: (record.event != "wiped" && record.event != "warned") || record.failed?.isEmpty == false
+                                                    || (record.event == "warned" && record.rule == "proceeded")))
             }
         }
         auditLog.append(records) { [logger] error in

@@ -549,6 +549,12 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
         enqueue(id: id, frame: AgentMessage.frame(.audit, AuditBatch(id: id, records: [WireAuditRecord(id: id, blocked: record)])))
     }
 
+    /// Sent to the agent's audit log (no content; the text escaped and bounded).
+    package func warnedAttempt(_ record: WarnedAttemptRecord) {
+        let id = nextID()
+        enqueue(id: id, frame: AgentMessage.frame(.audit, AuditBatch(id: id, records: [WireAuditRecord(id: id, warned: record)])))
+    }
+
     /// Sent to the agent's audit log.
     package func wiped(_ report: WipeReport) {
         let id = nextID()

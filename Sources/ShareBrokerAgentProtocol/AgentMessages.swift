@@ -104,6 +104,37 @@ public struct WireDeviceApp: Codable, Sendable, Hashable {
     }
 }
 
+/// One exit's warn settings on the wire (``WarnSettings``).
+public struct WireWarnSettings: Codable, Sendable, Hashable {
+    public var reasonRequired: Bool
+    /// Codes and labels, in order.
+    public var reasons: [[String]]
+    public var freeText: Bool
+    public var proceedMinutes: Int
+    public var answerMilliseconds: Int
+    /// `[proceeds, minutes]`, or absent for no limit.
+    public var rateLimit: [Int]?
+
+    /// The wire form of `settings`.
+    public init(_ settings: WarnSettings) {
+        reasonRequired = settings.reasonRequired
+        reasons = settings.reasons.map { [$0.code, $0.label] }
+        freeText = settings.freeTextAllowed
+        proceedMinutes = settings.proceedLifetimeMinutes
+        answerMilliseconds = settings.answerTimeoutMilliseconds
+        rateLimit = settings.rateLimit.map { [$0.proceeds, $0.minutes] }
+    }
+
+    /// The settings (a malformed reason or limit gives settings with a problem, which block).
+    public var settings: WarnSettings {
+        WarnSettings(reasonRequired: reasonRequired,
+                     reasons: reasons.map { $0.count == 2 ? WarnReason(code: $0[0], label: $0[1]) : WarnReason(code: "", label: "") },
+                     freeTextAllowed: freeText, proceedLifetimeMinutes: proceedMinutes,
+                     answerTimeoutMilliseconds: answerMilliseconds,
+                     rateLimit: rateLimit.map { $0.count == 2 ? WarnRateLimit(proceeds: $0[0], minutes: $0[1]) : WarnRateLimit(proceeds: 0, minutes: 0) })
+    }
+}
+
 /// A complete policy for one app, with "All AppConnect apps" already expanded by the agent into
 /// an explicit whitelist. Enum fields carry the AppConnect raw values.
 public struct WirePolicy: Codable, Sendable, Hashable {
@@ -143,6 +174,8 @@ public struct WirePolicy: Codable, Sendable, Hashable {
     public var offlineAccessCheckSeconds: Int?
     /// Offline wipe period in seconds, 0 for none (issue 18). Absent: none.
     public var offlineWipeSeconds: Int?
+    /// The exits that warn (issue 33), by ``WarnExit`` raw value. Absent (an older agent): none.
+    public var warn: [String: WireWarnSettings]?
 
     /// The wire form of a complete update; `allAppConnectApps` must already be expanded into
     /// `expandedWhitelist` (fields left `nil` take their most restrictive values).
@@ -173,6 +206,8 @@ public struct WirePolicy: Codable, Sendable, Hashable {
         pasteIn = (update.pasteIn ?? .anyApp).rawValue
         offlineAccessCheckSeconds = (update.offline ?? .unlimited).accessCheckSeconds
         offlineWipeSeconds = (update.offline ?? .unlimited).wipeSeconds
+        let exits = (update.warn ?? .none).exits
+        warn = exits.isEmpty ? nil : Dictionary(uniqueKeysWithValues: exits.map { ($0.key.rawValue, WireWarnSettings($0.value)) })
     }
 
     /// The update to hand to `ShareBroker.apply`: every field set. An unknown raw value takes
@@ -198,6 +233,18 @@ public struct WirePolicy: Codable, Sendable, Hashable {
             openFrom: openFromSetting,
             pasteIn: pasteIn.map { PasteInPolicy(rawValue: $0) ?? .managedApps } ?? .anyApp,
             offline: OfflinePolicy(accessCheckSeconds: offlineAccessCheckSeconds ?? 0, wipeSeconds: offlineWipeSeconds ?? 0))
+            .withWarn(warnPolicy)
+    }
+
+    /// The warn policy: unknown exits are dropped, and settings with a problem never reach a
+    /// snapshot (that exit blocks), so a bad value fails closed.
+    private var warnPolicy: WarnPolicy {
+        var policy = WarnPolicy()
+        for (name, settings) in warn ?? [:] {
+            guard let exit = WarnExit(rawValue: name) else { continue }
+            policy[exit] = settings.settings
+        }
+        return policy
     }
 
     private var openFromSetting: TransferSetting {
@@ -381,7 +428,7 @@ public struct AcknowledgmentBatch: Codable, Sendable, Hashable {
 public struct WireAuditRecord: Codable, Sendable, Hashable {
     /// A client-chosen id, unique per record.
     public var id: String
-    /// `blocked` or `wiped`.
+    /// `blocked`, `warned` or `wiped`.
     public var event: String
     /// What was attempted (`copy`, `openIn`...), for `blocked`.
     public var action: String?
@@ -395,6 +442,10 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
     public var erased: [String]?
     /// For `wiped`: what could not be, and why.
     public var failed: [String: String]?
+    /// For `warned`: the reason code the user picked, if any.
+    public var reasonCode: String?
+    /// For `warned`: the user's text, escaped and bounded by the app's library (and again by the agent).
+    public var text: String?
 
     /// A blocked attempt.
     package init(id: String, blocked record: BlockedAttemptRecord) {
@@ -404,6 +455,18 @@ public struct WireAuditRecord: Codable, Sendable, Hashable {
         target = record.target
         rule = record.rule
         generation = record.generation
+    }
+
+    /// A warned attempt: `action` is the exit, `rule` the outcome (`proceeded`, `cancelled`...).
+    package init(id: String, warned record: WarnedAttemptRecord) {
+        self.id = id
+        event = "warned"
+        action = record.exit.rawValue
+        target = record.target
+        rule = record.outcome.rawValue
+        generation = record.generation
+        reasonCode = record.reasonCode
+        text = record.text
     }
 
     /// A wipe report.

@@ -306,8 +306,12 @@ struct DocumentValidator {
                 }
             }
         }
+        if let v = f["warn"] { p.warn = warnPolicy(v, at: path.key("warn")) }
         guard errorCount == before else { return nil }
         policyWarnings(p, at: path)
+        for (exit, why) in WarnDocument.inert(p) {
+            warn(path.key("warn").key(exit.rawValue), "never applies: \(why)")
+        }
         return p
     }
 
@@ -390,7 +394,7 @@ struct DocumentValidator {
     // MARK: Building blocks
 
     /// The members of an object as a dictionary, after reporting every key not in `known`.
-    private mutating func fields(_ members: [JSONMember], at path: JSONPath, known: [String], what: String) -> [String: JSONValue] {
+    mutating func fields(_ members: [JSONMember], at path: JSONPath, known: [String], what: String) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
         for member in members {
             if known.contains(member.key) {

@@ -34,6 +34,7 @@ enum DocumentWriter {
             add(.offlineAccessCheckSeconds, .number(String(offline.accessCheckSeconds)))
             add(.offlineWipeSeconds, .number(String(offline.wipeSeconds)))
         }
+        if let warn = p.warn, warn != .none { add(.warn, WarnDocument.json(warn)) }
         return .object(members)
     }
 

@@ -68,6 +68,9 @@ public enum PolicyExplainer {
         "dragAndDropToNonAppConnectApp", "pasteboardPolicyChanged", "copyAttemptedWhenUnauthorized",
         "printPolicyChanged", "secureServicesAvailabilityChanged", "secureFileIOPolicyChanged", "logLevelChanged",
         "willResignActive", "didBecomeActive", "openFromAttemptedWhenBlocked",
+        // Not a delegate callback: the app's handler for warnings (issue 33), so a warned action
+        // explains as the question it asks.
+        "warnHandler",
     ]
 
     /// The app under test a document and an optional `--app` choose.

@@ -44,13 +44,13 @@ enum PolicyField: String, CaseIterable, Sendable {
     case managedBrowserRequired, config
     // Version 2.
     case clipboardExceptionLength, notifications, openFrom, openFromWhitelist, pasteIn
-    case offlineAccessCheckSeconds, offlineWipeSeconds
+    case offlineAccessCheckSeconds, offlineWipeSeconds, warn
 
     /// The document version that introduced the field.
     var version: Int {
         switch self {
         case .clipboardExceptionLength, .notifications, .openFrom, .openFromWhitelist, .pasteIn,
-             .offlineAccessCheckSeconds, .offlineWipeSeconds: 2
+             .offlineAccessCheckSeconds, .offlineWipeSeconds, .warn: 2
         default: 1
         }
     }
@@ -67,8 +67,12 @@ extension PolicyUpdate {
     /// The values of the version 2 fields when a document leaves them out: the behaviour from
     /// before they existed (no character exception, notifications allowed, Open From any app,
     /// paste-in from any app), so a version 1 document means what it always meant.
-    public static let versionTwoDefaults = PolicyUpdate(
-        clipboardExceptionLength: 0, notifications: .allow, openFrom: .authorized, pasteIn: .anyApp, offline: .unlimited)
+    public static let versionTwoDefaults: PolicyUpdate = {
+        var update = PolicyUpdate(
+            clipboardExceptionLength: 0, notifications: .allow, openFrom: .authorized, pasteIn: .anyApp, offline: .unlimited)
+        update.warn = WarnPolicy.none
+        return update
+    }()
 
     /// This update with every field set: a field of version 1 left `nil` takes its most
     /// restrictive value, a field of version 2 its ``versionTwoDefaults`` value.
@@ -78,7 +82,7 @@ extension PolicyUpdate {
     public func completed() -> PolicyUpdate {
         let d = PolicyUpdate.mostRestrictive
         let v2 = PolicyUpdate.versionTwoDefaults
-        return PolicyUpdate(
+        var update = PolicyUpdate(
             auth: auth ?? d.auth, authMessage: authMessage ?? d.authMessage, openIn: openIn ?? d.openIn,
             pasteboard: pasteboard ?? d.pasteboard, print: print ?? d.print, secureFileIO: secureFileIO ?? d.secureFileIO,
             logLevel: logLevel ?? d.logLevel, dragAndDrop: dragAndDrop ?? d.dragAndDrop,
@@ -86,11 +90,14 @@ extension PolicyUpdate {
             clipboardExceptionLength: clipboardExceptionLength ?? v2.clipboardExceptionLength,
             notifications: notifications ?? v2.notifications, openFrom: openFrom ?? v2.openFrom, pasteIn: pasteIn ?? v2.pasteIn,
             offline: offline ?? v2.offline)
+        update.warn = warn ?? v2.warn
+        return update
     }
 
     /// The document version this update needs: 2 when it sets a field of version 2.
     var documentVersion: Int {
-        clipboardExceptionLength != nil || notifications != nil || openFrom != nil || pasteIn != nil || offline != nil ? 2 : 1
+        clipboardExceptionLength != nil || notifications != nil || openFrom != nil || pasteIn != nil || offline != nil
+            || warn != nil ? 2 : 1
     }
 
     /// The fields of version 1 this update leaves `nil`, in document order (a version 2 field
@@ -115,6 +122,7 @@ extension PolicyUpdate {
             case .openFromWhitelist: false
             case .pasteIn: pasteIn == nil
             case .offlineAccessCheckSeconds, .offlineWipeSeconds: offline == nil
+            case .warn: warn == nil
             }
         }
     }

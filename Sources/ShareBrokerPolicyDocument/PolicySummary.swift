@@ -163,6 +163,10 @@ public enum PolicySummary {
             settings.append("config: " + entries.joined(separator: ", ") + (config.count > 4 ? ", … (\(config.count) entries)" : ""))
         }
 
+        if let warn = p.warn {
+            let inert = Set(WarnDocument.inert(p).map(\.0))
+            settings += WarnDocument.summary(WarnPolicy(warn.exits.filter { !inert.contains($0.key) }))
+        }
         lines.append(indent + "allows:")
         lines += (allows.isEmpty ? ["nothing"] : allows).map { indent + "  + " + $0 }
         lines.append(indent + "blocks:")
@@ -205,6 +209,8 @@ public enum PolicySummary {
         case .pasteIn: PolicyNames.name(p.pasteIn ?? .anyApp, in: PolicyNames.pasteIn)
         case .offlineAccessCheckSeconds: String(p.offline?.accessCheckSeconds ?? 0)
         case .offlineWipeSeconds: String(p.offline?.wipeSeconds ?? 0)
+        case .warn: (p.warn ?? .none).exits.isEmpty ? "none"
+            : WarnExit.allCases.filter { p.warn?[$0] != nil }.map(\.rawValue).joined(separator: ", ")
         }
     }
 

@@ -27,22 +27,30 @@ extension PolicySimulator {
             return [("outcome", .string("written")), ("notifications", .array([])),
                     ("why", .string("written: \(writer) is another app; the library does not govern its copies"))]
         }
-        w.app.begin()
-        let result: CopyResult
-        do {
-            let view = try from.map { id throws(ShareBrokerError) in try w.broker.webViews.existingHandle(for: id) }
-            result = try w.broker.copyResult(item, fromWebView: view)
+        let view: WebViewHandle?
+        do throws(ShareBrokerError) {
+            view = try from.map { id throws(ShareBrokerError) in try w.broker.webViews.existingHandle(for: id) }
         } catch {
-            throw SimulatorError(from != nil ? "field 'from': \(error)" : "field 'text': \(error)")
+            throw SimulatorError("field 'from': \(error)")
         }
-        let outcome: String
-        switch result.action {
-        case .writeClear: outcome = "written"
-        case .writeSealed: outcome = "encrypted"
-        case .blocked: outcome = "blocked"
+        return try warnable("copy", w) { question in
+            w.broker.copyAsking(CollectionOfOne(item), fromWebView: view) { result in
+                switch result {
+                case .success(let copied):
+                    let outcome = switch copied.action {
+                    case .writeClear: "written"
+                    case .writeSealed: "encrypted"
+                    case .blocked: "blocked"
+                    }
+                    question.finish([("outcome", .string(outcome)), ("notifications", .array(w.app.notifications.map(JSON.string))),
+                                     ("why", .string(copied.outcome.map(Self.warnWhy) ?? copied.decision?.rule.explanation ?? ""))]
+                                    + Self.warnMembers(copied.outcome, w))
+                case .failure(let error):
+                    question.finish([("outcome", .string("failed")),
+                                     ("error", .string(from != nil ? "field 'from': \(error)" : "field 'text': \(error)"))])
+                }
+            }
         }
-        return [("outcome", .string(outcome)), ("notifications", .array(w.app.notifications.map(JSON.string))),
-                ("why", .string(result.decision.rule.explanation))]
     }
 
     func paste(_ f: Fields, _ w: World) throws(SimulatorError) -> [(String, JSON)] {

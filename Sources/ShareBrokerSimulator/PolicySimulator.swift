@@ -19,10 +19,17 @@ public final class PolicySimulator {
         let pasteboard: InMemoryPasteboard
         let custodian: InProcessKeyCustodian
         let clock: ManualBootClock
+        /// Whether the app has a handler for warnings (`implements` lists `warnHandler`).
+        let warnHandler: Bool
     }
+
+    /// The monotonic time the warn ledger reads at `start` (advanced by `clock`), in nanoseconds.
+    static let warnClockBase: UInt64 = 1_000_000_000
 
     private let outboxDirectory: String
     private var world: World?
+    /// The question the simulated user has not answered yet (``answer(_:_:)``).
+    var openQuestion: OpenQuestion?
 
     /// Creates a simulator whose hand-overs go under `outboxDirectory` (absolute).
     public init(outboxDirectory: String) {
@@ -64,7 +71,7 @@ public final class PolicySimulator {
         if op == "start" { return try start(f) }
         let known = ["policy", "device", "state", "openIn", "openURL", "composeMail", "print", "dragAndDrop",
                      "serverLog", "copy", "paste", "pasteboardRaw", "identity", "webView", "navigate",
-                     "notify", "openFrom", "clock", "checkOffline", "confirm"]
+                     "notify", "openFrom", "clock", "checkOffline", "confirm", "answer"]
         guard known.contains(op) else {
             throw SimulatorError("unknown op '\(op)'; expected one of start, \(known.joined(separator: ", "))")
         }
@@ -78,10 +85,19 @@ public final class PolicySimulator {
         case "composeMail":
             return action(world, allowedOutcome: "opened") { $0.composeMail() }
         case "print":
-            return action(world) { $0.print() }
+            return try warnable("print", world) { question in
+                world.broker.printAsking { decided in
+                    question.finish(Self.actionMembers(decided, target: nil, allowedOutcome: "allowed", world))
+                }
+            }
         case "dragAndDrop":
             let target = try f.requiredString("target")
-            return action(world, target: target) { $0.dragAndDrop(to: target) }
+            return try warnable("dragAndDrop", world) { question in
+                world.broker.dragAndDropAsking(to: target) { decided in
+                    question.finish(Self.actionMembers(decided, target: target, allowedOutcome: "allowed", world))
+                }
+            }
+        case "answer": return try answer(f, world)
         case "serverLog": return serverLog(world)
         case "identity": return try identity(f, world.broker)
         case "webView": return try webView(f, world.broker)
@@ -106,9 +122,9 @@ public final class PolicySimulator {
             manifest.treatAllWebViewsAsUnmanaged = try m.bool("TreatAllWebViewsAsUnmanaged") ?? false
         }
         let implements = Set(try f.strings("implements") ?? [])
-        for name in implements where !SimulatedApp.optionalCallbacks.contains(name) {
+        for name in implements where !SimulatedApp.optionalCallbacks.contains(name) && name != "warnHandler" {
             throw SimulatorError("field 'implements' names unknown callback '\(name)'; expected any of "
-                                 + SimulatedApp.optionalCallbacks.sorted().joined(separator: ", "))
+                                 + (SimulatedApp.optionalCallbacks.sorted() + ["warnHandler"]).joined(separator: ", "))
         }
         var device = DeviceApps()
         if let value = f.object["apps"] {
@@ -144,7 +160,12 @@ public final class PolicySimulator {
         } catch {
             throw SimulatorError("the library refused to start: \(error)")
         }
-        world = World(broker: broker, app: app, sink: sink, pasteboard: pasteboard, custodian: custodian, clock: clock)
+        // The user's time is played: the `answer` op times a question out, `clock` moves the
+        // proceed lifetimes and rate windows.
+        broker.setWarnTimers(manual: true)
+        broker.setMonotonicClock(to: Self.warnClockBase)
+        world = World(broker: broker, app: app, sink: sink, pasteboard: pasteboard, custodian: custodian, clock: clock,
+                      warnHandler: implements.contains("warnHandler"))
         return [("ready", .bool(false))]
     }
 
@@ -230,6 +251,7 @@ public final class PolicySimulator {
             update.offline = OfflinePolicy(accessCheckSeconds: accessCheck ?? current.accessCheckSeconds,
                                            wipeSeconds: wipe ?? current.wipeSeconds)
         }
+        update.warn = try Self.warnPolicy(f)
         let answers = try answers(f)
         // Everything is validated: from here on the line is carried out.
         w.app.begin(answers: answers)
@@ -302,6 +324,9 @@ public final class PolicySimulator {
         }
         if let advance { w.clock.advance(.seconds(advance)) }
         if let wall { w.clock.setWallClock(by: .seconds(wall)) }
+        let sinceBoot = w.clock.now().sinceBoot.components
+        w.broker.setMonotonicClock(to: Self.warnClockBase &+ UInt64(max(sinceBoot.seconds, 0)) &* 1_000_000_000
+                                   &+ UInt64(max(sinceBoot.attoseconds, 0) / 1_000_000_000))
         return [("sinceBootSeconds", .number(Double(w.clock.now().sinceBoot.components.seconds)))]
     }
 
@@ -435,16 +460,23 @@ public final class PolicySimulator {
         } else {
             throw SimulatorError("missing required field 'content' (or 'contentBase64')")
         }
-        w.app.begin()
-        let result: TransferResult
-        do {
-            result = try w.broker.openIn(bytes, named: name, target: target, via: channel)
-        } catch {
-            throw SimulatorError("field 'document': \(error)")
+        let outbox = w.broker.platform.outbox
+        return try warnable("openIn", w) { question in
+            w.broker.openInAsking(documentNamed: name, target: target, via: channel, handOff: { request throws(ShareBrokerError) in
+                try outbox.handOver(name: request.name, bytes: request.delivers ? bytes : DummyFile.contents)
+            }, completion: { result in
+                switch result {
+                case .success(let transfer):
+                    question.finish([("outcome", .string(transfer.delivered ? "delivered" : "dummy")), ("path", .string(transfer.path)),
+                                     ("notifications", .array(w.app.notifications.map(JSON.string))),
+                                     ("why", .string(transfer.outcome.map(Self.warnWhy)
+                                                     ?? transfer.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
+                                    + Self.warnMembers(transfer.outcome, w))
+                case .failure(let error):
+                    question.finish([("outcome", .string("failed")), ("error", .string("field 'document': \(error)"))])
+                }
+            })
         }
-        return [("outcome", .string(result.delivered ? "delivered" : "dummy")), ("path", .string(result.path)),
-                ("notifications", .array(w.app.notifications.map(JSON.string))),
-                ("why", .string(result.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
     }
 
     private func openURL(_ f: Fields, _ w: World) throws(SimulatorError) -> Members {
@@ -479,12 +511,21 @@ public final class PolicySimulator {
                 ("why", .string(result.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
     }
 
+    /// The result of a print or a drop, warned or not.
+    static func actionMembers(_ decided: WarnedDecision, target: String?, allowedOutcome: String, _ w: World) -> [(String, JSON)] {
+        [("outcome", .string(decided.allowed ? allowedOutcome : "blocked")),
+         ("notifications", .array(w.app.notifications.map(JSON.string))),
+         ("why", .string(decided.outcome.map(Self.warnWhy)
+                         ?? decided.decision.explanation(target: target, snapshot: w.broker.currentSnapshot)))]
+            + warnMembers(decided.outcome, w)
+    }
+
     private func serverLog(_ w: World) -> Members {
         let acks = w.sink.acknowledgments.map { record in
             JSON.object([("kind", .string(record.kind.rawValue)), ("state", .string(Self.name(of: record.state))),
                          ("message", .string(record.message))])
         }
-        return [("acks", .array(acks))]
+        return [("acks", .array(acks)), ("warned", .array(w.sink.warnedAttempts.map(Self.warnedJSON)))]
     }
 }
 

@@ -30,4 +30,14 @@ public final class RecordingReportSink: ServerReportSink {
 
     /// Every blocked attempt so far, in order.
     package var blockedAttempts: [BlockedAttemptRecord] { state.withLock { $0.1 } }
+
+    private let warned = Mutex<[WarnedAttemptRecord]>([])
+
+    /// Records a warned attempt.
+    package func warnedAttempt(_ record: WarnedAttemptRecord) {
+        warned.withLock { $0.append(record) }
+    }
+
+    /// Every warned attempt so far, in order.
+    package var warnedAttempts: [WarnedAttemptRecord] { warned.withLock { $0 } }
 }

@@ -120,6 +120,8 @@ final class AgentDemo {
     }
 
     var notes: String { base + "/apps/acme-notes" }
+    /// The app whose copies warn (issue 33).
+    var drafts: String { base + "/apps/acme-drafts" }
     var viewer: String { base + "/apps/acme-viewer" }
     var stranger: String { base + "/bin/random-tool" }
 
@@ -435,11 +437,12 @@ final class AgentDemo {
         }
 
         section("Install: copies of this binary at the demo policy's registered paths, and one elsewhere")
-        for path in [notes, viewer, stranger] {
+        for path in [notes, viewer, drafts, stranger] {
             try install(path)
             print("$ cp sharebroker \(short(path))")
         }
         print("  apps/acme-notes is com.acme.notes, apps/acme-viewer is com.acme.viewer (SecureCopy, authorized);")
+        print("  apps/acme-drafts is com.acme.drafts (copies warn: the user may go on with a reason);")
         print("  bin/random-tool is registered nowhere: the agent identifies each process from the kernel, not its word.")
         try startAgent()
 
@@ -468,6 +471,22 @@ final class AgentDemo {
         openInOnDesktop(viewer, document: document, to: "com.acme.notes", expect: 0,
                         note: "\"All AppConnect apps\": the agent expands it to the authorized managed apps")
         stepEnvironment = nil
+
+        section("Warn: the drafts app's copies ask the user, who may go on with a reason")
+        copy(drafts, ["copy", "--answer", "cancel"], input: "draft price list", expect: 3,
+             note: "the user cancels: blocked, nothing is written")
+        copy(drafts, ["copy", "--answer", "proceed", "--reason", "customer-request", "--text", "quote for ACME-42"],
+             input: "draft price list", note: "the user goes on with a reason: written in the clear")
+        let warnedPaste = step(stranger, ["paste", "--unmanaged"], note: "any app reads it: the user chose to let it out")
+        check(warnedPaste.output == "draft price list", "a proceeded warned copy is written in the clear")
+        let warnedLines = ((try? String(contentsOfFile: base + "/agent-state/audit.jsonl", encoding: .utf8)) ?? "")
+            .split(separator: "\n").filter { $0.contains("\"warned\"") }
+        print("$ grep warned agent-state/audit.jsonl")
+        for line in warnedLines { print("  \(line)") }
+        check(warnedLines.count == 2 && warnedLines[0].contains("cancelled") && warnedLines[1].contains("proceeded")
+              && warnedLines[1].contains("customer-request") && warnedLines[1].contains("quote for ACME-42"),
+              "the agent logged both warned copies, with the outcome, the reason and the text")
+        check(!warnedLines.contains { $0.contains("price list") }, "the warned records hold no content")
 
         section("Retire: the viewer is retired; the agent rotates the group key")
         let watch = Process()

@@ -9,7 +9,7 @@ enum DemoDevice {
         """
         {
           "format": "sharebroker.device",
-          "version": 1,
+          "version": 2,
           "description": "The agent demo's device: the managed notes app, a managed viewer, native mail and an unmanaged sheets app. Copy a binary to \(appsDirectory)/acme-notes to make it the notes app.",
           "apps": [
             {
@@ -44,6 +44,28 @@ enum DemoDevice {
                 "print": "authorized",
                 "secureFileIO": "required",
                 "dragAndDrop": "appConnectApps"
+              }
+            },
+            {
+              "id": "com.acme.drafts",
+              "name": "Acme Drafts",
+              "executable": "\(appsDirectory)/acme-drafts",
+              "appConnect": true,
+              "policy": {
+                "auth": "authorized",
+                "openIn": "unauthorized",
+                "pasteboard": "unauthorized",
+                "print": "unauthorized",
+                "secureFileIO": "required",
+                "dragAndDrop": "none",
+                "warn": {
+                  "copy": {
+                    "reasonRequired": true,
+                    "reasons": [{"code": "customer-request", "label": "A customer asked for it"}],
+                    "freeText": true,
+                    "answerSeconds": 60
+                  }
+                }
               }
             },
             {

@@ -169,6 +169,23 @@ struct AgentCoreTests {
         #expect(wiped["failed"] as? [String: String] == ["cache": "EACCES"])
     }
 
+    @Test("A warned attempt (issue 33) is logged with its outcome, reason code and text; text a client did not escape is escaped by the agent")
+    func warnedAudit() async throws {
+        let world = try CoreFixture()
+        let core = try world.makeCore()
+        let (connection, session) = try world.connect(core, try world.peer(402, running: world.viewer))
+        let json = #"{"id": "audit-2", "records": [{"id": "w1", "event": "warned", "action": "copy", "rule": "proceeded", "generation": 4, "reasonCode": "internal", "text": "ok\n\u001b[31mFAKE \"x\""}]}"#
+        core.audit(try AgentMessage.decode(AuditBatch.self, from: Array(json.utf8)), session: session)
+        #expect(await eventually { connection.frames(.receipt).count == 1 })
+        let records = world.logRecords("audit.jsonl").filter { $0["event"] as? String == "warned" }
+        let warned = try #require(records.first)
+        #expect(warned["action"] as? String == "copy" && warned["rule"] as? String == "proceeded")
+        #expect(warned["reasonCode"] as? String == "internal")
+        #expect(warned["text"] as? String == "ok\\u{A}\\u{1B}[31mFAKE \\u{22}x\\u{22}")
+        #expect(AgentCore.warnedReason(code: "internal", text: "t") == "code=internal text=\"t\"")
+        #expect(AgentCore.warnedReason(code: nil, text: nil) == nil)
+    }
+
     @Test("A policy install pushes one policy frame per live session, persists the document, and rotates nothing when no one lost keys")
     func policyPush() throws {
         let world = try CoreFixture()

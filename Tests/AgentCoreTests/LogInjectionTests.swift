@@ -57,7 +57,7 @@ struct LogInjectionTests {
         return out
     }
 
-    @Test("An app reports refused and policy-installed events: the batch is refused whole (receipt not logged, saying why), nothing reaches the audit file; blocked and wiped still log")
+    @Test("An app reports refused and policy-installed events: the batch is refused whole (receipt not logged, saying why), nothing reaches the audit file; blocked, warned and wiped still log")
     func eventAllowList() async throws {
         let world = try CoreFixture()
         let core = try world.makeCore()
@@ -67,7 +67,7 @@ struct LogInjectionTests {
         }
         let receipts = try notes.connection.decoded(.receipt, as: ReceiptMessage.self)
         #expect(receipts.count == 3)
-        #expect(receipts.allSatisfy { !$0.logged && ($0.reason ?? "").contains("may report only blocked and wiped") })
+        #expect(receipts.allSatisfy { !$0.logged && ($0.reason ?? "").contains("may report only blocked, warned, wiped") })
         core.audit(try Self.batch(event: "blocked", target: "t"), session: notes.session)
         #expect(await eventually { world.logRecords("audit.jsonl").contains { $0["event"] as? String == "blocked" && $0["pid"] as? Int == 901 } })
         #expect(!world.logRecords("audit.jsonl").contains { ($0["event"] as? String).map { ["refused", "policy-installed", "acknowledged"].contains($0) } == true && $0["pid"] as? Int == 901 })

@@ -190,6 +190,27 @@ struct AgentFrameTests {
         #expect(hostile.policyUpdate.openFrom == .unauthorized)
         #expect(hostile.policyUpdate.pasteIn == .managedApps)
     }
+
+    @Test("Issue 33's warn policy crosses the wire; absent (an older agent) nothing warns; bad settings and unknown exits fail closed")
+    func wireWarn() throws {
+        var update = PolicyUpdate(auth: .authorized, pasteboard: .unauthorized)
+        let copy = WarnSettings(reasonRequired: true, reasons: [WarnReason(code: "internal", label: "Internal use")],
+                                freeTextAllowed: true, proceedLifetimeMinutes: 5, answerTimeoutMilliseconds: 30_000,
+                                rateLimit: WarnRateLimit(proceeds: 3, minutes: 60))
+        update.warn = WarnPolicy([.copy: copy])
+        let wire = WirePolicy(update, expandedWhitelist: [])
+        let decoded = try JSONDecoder().decode(WirePolicy.self, from: try JSONEncoder().encode(wire))
+        #expect(decoded.policyUpdate.warn == WarnPolicy([.copy: copy]))
+        var old = wire
+        old.warn = nil
+        #expect(old.policyUpdate.warn == WarnPolicy.none)
+        var hostile = wire
+        hostile.warn?["paste"] = WireWarnSettings(copy)
+        hostile.warn?["copy"]?.reasons = [["only a code"]]
+        let hostileUpdate = hostile.policyUpdate
+        #expect(hostileUpdate.warn?[.copy]?.problem != nil, "a malformed reason is a problem, so the exit blocks")
+        #expect(hostileUpdate.warn?.exits.count == 1, "an unknown exit is dropped")
+    }
 }
 
 @Suite("file-backed host pasteboard")

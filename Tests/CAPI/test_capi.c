@@ -5,6 +5,7 @@
  * invalid UTF-8, huge sizes. Each bad call must return its error code and write nothing.
  * Plain asserts; prints "N passed, N failed" and exits 1 on any failure.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <sharebroker.h>
 
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int passed, failed;
 
@@ -1032,6 +1034,203 @@ static void test_update_initializer_and_limits(void) {
     sb_broker_destroy(b);
 }
 
+/* ---- Warnings: the handler answers on another thread, once ------------------------------ */
+
+typedef struct warn_state {
+    pthread_mutex_t lock;
+    sb_warn_question *question; /* the open question, taken by the answering thread */
+    int asked;
+    int done;                   /* completions seen */
+    sb_status status;
+    int32_t action;
+    int32_t outcome;
+    int32_t allowed;
+} warn_state;
+
+static void on_warn(void *user_data, sb_warn_question *question) {
+    warn_state *w = user_data;
+    pthread_mutex_lock(&w->lock);
+    w->question = question;
+    w->asked++;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void on_copy_done(void *user_data, sb_status status, int32_t action, int32_t outcome) {
+    warn_state *w = user_data;
+    pthread_mutex_lock(&w->lock);
+    w->done++;
+    w->status = status;
+    w->action = action;
+    w->outcome = outcome;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void on_decision_done(void *user_data, int32_t allowed, int32_t outcome) {
+    warn_state *w = user_data;
+    pthread_mutex_lock(&w->lock);
+    w->done++;
+    w->allowed = allowed;
+    w->outcome = outcome;
+    pthread_mutex_unlock(&w->lock);
+}
+
+typedef struct answer_job {
+    warn_state *w;
+    int32_t proceed;
+    const char *code;
+    const char *text;
+    sb_status status;
+    int32_t accepted;
+} answer_job;
+
+static void *answer_thread(void *arg) {
+    answer_job *job = arg;
+    pthread_mutex_lock(&job->w->lock);
+    sb_warn_question *q = job->w->question;
+    job->w->question = NULL;
+    pthread_mutex_unlock(&job->w->lock);
+    job->status = sb_warn_answer(q, job->proceed, job->code, job->text, &job->accepted);
+    return NULL;
+}
+
+/* Answers the open question on a new thread and waits for it. */
+static answer_job answer_elsewhere(warn_state *w, int32_t proceed, const char *code, const char *text) {
+    answer_job job = {w, proceed, code, text, -1, -1};
+    pthread_t t;
+    pthread_create(&t, NULL, answer_thread, &job);
+    pthread_join(t, NULL);
+    return job;
+}
+
+static void reset(warn_state *w) {
+    pthread_mutex_lock(&w->lock);
+    w->asked = w->done = 0;
+    w->status = -1;
+    w->action = w->outcome = w->allowed = -9;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void test_warnings(void) {
+    seen s;
+    memset(&s, 0, sizeof s);
+    sb_broker *b = ready_broker(&s);
+    if (b == NULL) return;
+    sb_policy_update u = keep_all();
+    u.pasteboard = SB_PASTEBOARD_UNAUTHORIZED;
+    u.print = SB_PRINT_UNAUTHORIZED;
+    CHECK_STATUS(sb_broker_apply(b, &u, NULL), SB_OK);
+
+    const char *codes[] = {"customer", "internal"};
+    const char *labels[] = {"A customer asked", "Internal use"};
+    sb_warn_settings ws;
+    memset(&ws, 0, sizeof ws);
+    ws.struct_size = sizeof ws;
+    ws.reason_required = 1;
+    ws.reason_codes = codes;
+    ws.reason_labels = labels;
+    ws.reason_count = 2;
+    ws.free_text = 1;
+    ws.answer_seconds = 30;
+    CHECK_STATUS(sb_broker_set_warn(b, SB_WARN_EXIT_COPY, &ws), SB_OK);
+    /* Bad settings change nothing. */
+    sb_warn_settings bad = ws;
+    bad.reason_count = 0;
+    bad.free_text = 0;
+    CHECK_STATUS(sb_broker_set_warn(b, SB_WARN_EXIT_COPY, &bad), SB_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sb_broker_set_warn(b, 9, &ws), SB_ERR_INVALID_ARGUMENT);
+
+    warn_state w;
+    memset(&w, 0, sizeof w);
+    pthread_mutex_init(&w.lock, NULL);
+    const char *text = "the merger plan";
+
+    /* No handler: blocked at once. */
+    reset(&w);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)text, strlen(text), on_copy_done, &w), SB_OK);
+    CHECK(w.done == 1 && w.action == SB_COPY_BLOCKED && w.outcome == SB_WARN_NO_HANDLER);
+
+    CHECK_STATUS(sb_broker_set_warn_handler(b, on_warn, &w), SB_OK);
+
+    /* Cancelled on another thread. The copy did not block this thread: done comes later. */
+    reset(&w);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)text, strlen(text), on_copy_done, &w), SB_OK);
+    CHECK(w.asked == 1 && w.done == 0 && w.question != NULL);
+    if (w.question != NULL) {
+        CHECK(sb_warn_question_exit(w.question) == SB_WARN_EXIT_COPY);
+        CHECK(sb_warn_question_target(w.question) == NULL);
+        CHECK(sb_warn_question_reason_required(w.question) == 1 && sb_warn_question_free_text(w.question) == 1);
+        CHECK(sb_warn_question_timeout_ms(w.question) == 30000);
+        CHECK(sb_warn_question_reason_count(w.question) == 2);
+        CHECK(strcmp(sb_warn_question_reason_code(w.question, 1), "internal") == 0);
+        CHECK(strcmp(sb_warn_question_reason_label(w.question, 0), "A customer asked") == 0);
+        CHECK(sb_warn_question_reason_code(w.question, 2) == NULL);
+        answer_job job = answer_elsewhere(&w, 0, NULL, NULL);
+        CHECK(job.status == SB_OK && job.accepted == 1);
+    }
+    CHECK(w.done == 1 && w.action == SB_COPY_BLOCKED && w.outcome == SB_WARN_CANCELLED);
+    sb_item *item = NULL;
+    CHECK_STATUS(sb_paste(b, &item), SB_ERR_NO_ITEM);
+
+    /* Proceeded with a reason on another thread: written in the clear. */
+    reset(&w);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)text, strlen(text), on_copy_done, &w), SB_OK);
+    answer_job ok = answer_elsewhere(&w, 1, "internal", "ticket 42\n\x1b[31m");
+    CHECK(ok.status == SB_OK && ok.accepted == 1);
+    CHECK(w.done == 1 && w.status == SB_OK && w.action == SB_COPY_WRITE_CLEAR && w.outcome == SB_WARN_PROCEEDED);
+    CHECK(paste_equals(b, SB_TYPE_TEXT, text));
+
+    /* A reason not offered: blocked. */
+    reset(&w);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)"x", 1, on_copy_done, &w), SB_OK);
+    answer_elsewhere(&w, 1, "because", NULL);
+    CHECK(w.done == 1 && w.action == SB_COPY_BLOCKED && w.outcome == SB_WARN_INVALID_ANSWER);
+
+    /* Invalid UTF-8 text: an error, the question still freed and the copy blocked as cancelled. */
+    reset(&w);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)"x", 1, on_copy_done, &w), SB_OK);
+    answer_job badtext = answer_elsewhere(&w, 1, "internal", "\xff\xfe");
+    CHECK(badtext.status == SB_ERR_INVALID_UTF8);
+    CHECK(w.done == 1 && w.outcome == SB_WARN_CANCELLED);
+
+    /* The timeout: 1 s, then blocked; the late answer frees the question and is ignored. */
+    ws.answer_seconds = 1;
+    CHECK_STATUS(sb_broker_set_warn(b, SB_WARN_EXIT_COPY, &ws), SB_OK);
+    reset(&w);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)"late", 4, on_copy_done, &w), SB_OK);
+    for (int i = 0; i < 300; i++) {
+        pthread_mutex_lock(&w.lock);
+        int finished = w.done;
+        pthread_mutex_unlock(&w.lock);
+        if (finished) break;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    CHECK(w.done == 1 && w.outcome == SB_WARN_TIMED_OUT && w.action == SB_COPY_BLOCKED);
+    answer_job late = answer_elsewhere(&w, 1, "internal", NULL);
+    CHECK(late.status == SB_OK && late.accepted == 0);
+    CHECK(w.done == 1);
+
+    /* Print: proceeded on another thread. */
+    sb_warn_settings ps;
+    memset(&ps, 0, sizeof ps);
+    ps.struct_size = sizeof ps;
+    CHECK_STATUS(sb_broker_set_warn(b, SB_WARN_EXIT_PRINT, &ps), SB_OK);
+    reset(&w);
+    CHECK_STATUS(sb_print_asking(b, on_decision_done, &w), SB_OK);
+    CHECK(w.asked == 1 && w.done == 0);
+    answer_elsewhere(&w, 1, NULL, NULL);
+    CHECK(w.done == 1 && w.allowed == 1 && w.outcome == SB_WARN_PROCEEDED);
+    /* Drag and drop does not warn here: decided at once, as sb_drag_and_drop. */
+    reset(&w);
+    CHECK_STATUS(sb_drag_and_drop_asking(b, "org.example.sheets", on_decision_done, &w), SB_OK);
+    CHECK(w.done == 1 && w.allowed == 1 && w.outcome == SB_WARN_NOT_WARNED);
+
+    CHECK_STATUS(sb_warn_answer(NULL, 0, NULL, NULL, NULL), SB_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(sb_copy_asking(b, SB_TYPE_TEXT, (const uint8_t *)"x", 1, NULL, &w), SB_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(sb_broker_destroy(b), SB_OK);
+    pthread_mutex_destroy(&w.lock);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--attached") == 0) {
         test_attached();
@@ -1048,6 +1247,7 @@ int main(int argc, char **argv) {
     test_threads();
     test_webviews_identity_erasers();
     test_update_initializer_and_limits();
+    test_warnings();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -31,6 +31,7 @@ import Testing
         complete.openFrom = .authorized
         complete.pasteIn = .anyApp
         complete.offline = .unlimited
+        complete.warn = WarnPolicy.none
         #expect(doc.policyUpdate == complete)
     }
 
@@ -278,7 +279,7 @@ import Testing
 @Suite struct ExamplesAndSchemaTests {
     static let examples = ["examples/policies/authorized.json", "examples/policies/whitelist.json",
                            "examples/policies/secureCopy.json", "examples/policies/lockdown.json", "examples/policies/managedData.json",
-                           "examples/device-default.json", "examples/device-desktop.json"]
+                           "examples/policies/warn.json", "examples/device-default.json", "examples/device-desktop.json"]
 
     @Test func everyExampleIsListedHere() throws {
         let found = try FileManager.default.subpathsOfDirectory(atPath: packageRoot.appendingPathComponent("examples").path)

@@ -170,5 +170,6 @@ let benchmarks: @Sendable () -> Void = {
 
     sealingBenchmarks()
     clipboardBenchmarks()
+    warnBenchmarks()
     webViewBenchmarks()
 }

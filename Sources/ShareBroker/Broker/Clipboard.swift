@@ -467,8 +467,10 @@ extension ShareBroker {
             ? CopyPlan.LogRecord(type: representations[representations.startIndex].type,
                                  representations: representations.count, bytes: total, keyID: keyID)
             : nil
-        return CopyPlan(items: items, decision: decision, notifiesApp: decision.notifiesApp && snapshot.isReady,
-                        pasteboardPolicy: snapshot.pasteboardPolicy, logRecord: record)
+        var plan = CopyPlan(items: items, decision: decision, notifiesApp: decision.notifiesApp && snapshot.isReady,
+                            pasteboardPolicy: snapshot.pasteboardPolicy, logRecord: record)
+        if decision.rule == .pasteboardUnauthorized { plan.warning = TransferRules.warning(.copy, in: snapshot) }
+        return plan
     }
 
     /// Seals each representation with `ring` into `items` (one item, or several in order);

@@ -29,6 +29,9 @@ package struct CopyPlan: Sendable {
     /// For the debug log of a write: the first representation's type, how many there were, and
     /// their bytes (clear) or the sealing key's id (sealed); only when the snapshot's level logs it.
     let logRecord: LogRecord?
+    /// The copy warnings of the snapshot the decision read, when this copy is blocked by the
+    /// pasteboard policy and the policy lets the user go on (``WarnPolicy``); `nil` otherwise.
+    package var warning: WarnSettings? = nil
 
     /// What the verbose log says about a written copy (never the content).
     struct LogRecord: Sendable {

@@ -75,7 +75,7 @@ extension ShareBroker {
                 dragAndDropPolicy: update.dragAndDrop, managedBrowserRequired: update.managedBrowserRequired,
                 config: update.config, clipboardExceptionLength: update.clipboardExceptionLength,
                 notificationPolicy: update.notifications, openFromSetting: update.openFrom, pasteInPolicy: update.pasteIn,
-                offlinePolicy: update.offline)
+                offlinePolicy: update.offline, warnPolicy: update.warn)
             return install(next, replacing: old)
         }
     }

@@ -54,4 +54,27 @@ package protocol ServerReportSink: Sendable {
     func blockedAttempt(_ record: BlockedAttemptRecord)
     /// A retire wiped the app: what was erased and what could not be.
     func wiped(_ report: WipeReport)
+    /// A warned attempt ended (issue 33): one record per attempt, never content.
+    func warnedAttempt(_ record: WarnedAttemptRecord)
+}
+
+extension ServerReportSink {
+    /// A sink that knows no warned records gets each as a blocked attempt whose rule names the
+    /// outcome (`warn-proceeded`, `warn-cancelled`...): the audit never loses one.
+    package func warnedAttempt(_ record: WarnedAttemptRecord) {
+        blockedAttempt(BlockedAttemptRecord(action: record.exit.transferAction, target: record.target,
+                                            rule: "warn-" + record.outcome.rawValue, generation: record.generation))
+    }
+}
+
+extension WarnExit {
+    /// The audit's name of the transfer.
+    package var transferAction: TransferAction {
+        switch self {
+        case .copy: .copy
+        case .openIn: .openIn
+        case .print: .print
+        case .dragAndDrop: .dragAndDrop
+        }
+    }
 }

@@ -61,6 +61,9 @@ public final class PolicySnapshot: Sendable {
     public let pasteInPolicy: PasteInPolicy
     /// How long the app may go without a confirmation of its policy; no limit by default.
     package let offlinePolicy: OfflinePolicy
+    /// Which exits warn instead of only blocking, and how (``WarnPolicy``); none by default.
+    /// Settings with a problem (``WarnSettings/problem``) never reach a snapshot: that exit blocks.
+    public let warnPolicy: WarnPolicy
 
     /// The largest ``clipboardExceptionLength`` (Intune's bound): 65,535 characters.
     public static let maxClipboardExceptionLength = 65_535
@@ -73,7 +76,8 @@ public final class PolicySnapshot: Sendable {
         config: [String: String], manifest: AppManifest, device: DeviceApps, identity: ManagedIdentity = .initial,
         clipboardExceptionLength: Int = 0, notificationPolicy: NotificationPolicy = .allow,
         openFromSetting: TransferSetting = .authorized, pasteInPolicy: PasteInPolicy = .anyApp,
-        offlinePolicy: OfflinePolicy = .unlimited, reusingOpenInTargets: OpenInTargets? = nil
+        offlinePolicy: OfflinePolicy = .unlimited, warnPolicy: WarnPolicy = .none,
+        reusingOpenInTargets: OpenInTargets? = nil
     ) {
         self.generation = generation
         self.isReady = isReady
@@ -126,6 +130,7 @@ public final class PolicySnapshot: Sendable {
         }
         self.pasteInPolicy = pasteInPolicy
         self.offlinePolicy = offlinePolicy
+        self.warnPolicy = WarnPolicy(warnPolicy.exits.filter { $0.value.problem == nil })
     }
 
     /// The snapshot before the first policy: not ready, and every value at its most restrictive
@@ -174,7 +179,8 @@ public final class PolicySnapshot: Sendable {
         dragAndDropPolicy: DragAndDropPolicy? = nil, managedBrowserRequired: Bool? = nil,
         config: [String: String]? = nil, device: DeviceApps? = nil, identity: ManagedIdentity? = nil,
         clipboardExceptionLength: Int? = nil, notificationPolicy: NotificationPolicy? = nil,
-        openFromSetting: TransferSetting? = nil, pasteInPolicy: PasteInPolicy? = nil, offlinePolicy: OfflinePolicy? = nil
+        openFromSetting: TransferSetting? = nil, pasteInPolicy: PasteInPolicy? = nil, offlinePolicy: OfflinePolicy? = nil,
+        warnPolicy: WarnPolicy? = nil
     ) -> PolicySnapshot {
         PolicySnapshot(
             generation: generation &+ 1,
@@ -198,6 +204,7 @@ public final class PolicySnapshot: Sendable {
             openFromSetting: openFromSetting ?? self.openFromSetting,
             pasteInPolicy: pasteInPolicy ?? self.pasteInPolicy,
             offlinePolicy: offlinePolicy ?? self.offlinePolicy,
+            warnPolicy: warnPolicy ?? self.warnPolicy,
             // The same whitelist and native mail ids: the same table.
             reusingOpenInTargets: openInSetting == nil && device == nil ? openInTargets : nil)
     }
@@ -214,6 +221,6 @@ public final class PolicySnapshot: Sendable {
             dragAndDropPolicy: dragAndDropPolicy, managedBrowserRequired: managedBrowserRequired, config: config,
             manifest: manifest, device: device, identity: identity, clipboardExceptionLength: clipboardExceptionLength,
             notificationPolicy: notificationPolicy, openFromSetting: openFromSetting, pasteInPolicy: pasteInPolicy,
-            offlinePolicy: offlinePolicy, reusingOpenInTargets: openInTargets)
+            offlinePolicy: offlinePolicy, warnPolicy: warnPolicy, reusingOpenInTargets: openInTargets)
     }
 }

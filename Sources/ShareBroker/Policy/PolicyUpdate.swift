@@ -35,6 +35,9 @@ public struct PolicyUpdate: Sendable, Hashable {
     /// `ManagedApp` of ShareBrokerLinux runs (package access: the agent and the policy documents
     /// set it).
     package var offline: OfflinePolicy?
+    /// Which exits warn instead of only blocking (``WarnPolicy``); when present it replaces the
+    /// whole warn policy. An exit whose settings have a problem (``WarnSettings/problem``) blocks.
+    public var warn: WarnPolicy?
 
     /// Creates an update; every field defaults to "keep the current value".
     public init(
@@ -77,5 +80,12 @@ public struct PolicyUpdate: Sendable, Hashable {
                   clipboardExceptionLength: clipboardExceptionLength, notifications: notifications,
                   openFrom: openFrom, pasteIn: pasteIn)
         self.offline = offline
+    }
+
+    /// This update with ``warn`` set to `warn`.
+    package func withWarn(_ warn: WarnPolicy?) -> PolicyUpdate {
+        var copy = self
+        copy.warn = warn
+        return copy
     }
 }

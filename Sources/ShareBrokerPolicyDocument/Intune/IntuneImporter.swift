@@ -790,6 +790,11 @@ struct ImportRun {
             let old = reports[index]
             reports[index] = IntuneFieldReport(field: old.field, value: old.value, status: old.status, detail: detail)
         }
+        // Intune has no warn level (block or allow only): nothing maps to warn (the document has
+        // no "warn", which reads as none), every exit blocks or allows as mapped above, and the
+        // report says so.
+        unsourced.append("warn none: Intune has no warn level (its settings block or allow); no exit asks the user, "
+                         + "add \"warn\" by hand to let users go on with a reason")
         if p.logLevel == nil {
             p.logLevel = .status
             unsourced.append("logLevel status: Intune has no log level in app protection policies")
