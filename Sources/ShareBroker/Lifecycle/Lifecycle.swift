@@ -24,7 +24,7 @@ extension ShareBroker {
     /// Every update is a confirmation for the offline timers (which `ManagedApp` runs);
     /// a confirmation that cannot be saved is logged, and counts in memory. An update that does
     /// not restate ``PolicyUpdate/auth`` after the timers held the authorization back gives it
-    /// back, as ``confirmPolicy()`` does (its ``PolicyUpdate/authMessage``, if any, wins); one
+    /// back, as `confirmPolicy()` does (its ``PolicyUpdate/authMessage``, if any, wins); one
     /// that restates it decides. After a wipe only an update that restates it authorizes again.
     ///
     /// The acknowledgments go to the platform's report sink (`RecordingReportSink` in
