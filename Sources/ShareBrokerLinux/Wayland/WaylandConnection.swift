@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CWaylandDataControl
 import ShareBroker
+import ShareBrokerPOSIX
 
 /// One connection to the compositor and the thread that serves it.
 ///
@@ -458,7 +459,10 @@ final class WaylandConnection: @unchecked Sendable {
             return
         }
         let idle = configuration.transferTimeout
-        let started = startDetachedThread { [self] in
+        // SIGPIPE blocked: a reader that closes its end makes a write fail with EPIPE instead of
+        // ending the process.
+        let started = DetachedThread.start(name: "sb-wl-transfer") { [self] in
+            blockSIGPIPE()
             serveAndClose(fd, bytes, idleTimeout: idle)
             transfers.withLock { $0 -= 1 }
         }

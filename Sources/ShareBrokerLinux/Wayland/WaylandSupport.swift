@@ -37,26 +37,6 @@ extension Duration {
     }
 }
 
-/// Starts a detached thread running `body` with `SIGPIPE` blocked (a reader that closes its end
-/// makes a write fail with `EPIPE` instead of ending the process). Returns whether it started.
-func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { argument in
-        guard let argument else { return nil }
-        blockSIGPIPE()
-        Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
-        return nil
-    }, box)
-    guard rc == 0 else {
-        Unmanaged<Box>.fromOpaque(box).release()
-        return false
-    }
-    pthread_detach(thread)
-    return true
-}
-
 /// Blocks `SIGPIPE` for the calling thread (threads it starts inherit the mask).
 func blockSIGPIPE() {
     var set = sigset_t()
