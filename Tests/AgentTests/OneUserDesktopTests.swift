@@ -144,6 +144,28 @@ struct OneUserDesktopTests {
         #expect(fresh.output.contains("keys 0x"), "\(fresh.output) \(fresh.error)")
     }
 
+    @Test("Issue 29 item 11: the one-user agent only warns about an unpinned app its own user can replace (the user can puppet its own apps anyway): the app gets its keys, and the agent's log names it and says to pin it")
+    func unpinnedOwnAppWarned() throws {
+        let world = try World()
+        let h = world.h
+        // The app's own copy, owned by the user, in the user's folder.
+        let folder = world.runtime + "/bin", notes = folder + "/notes"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: notes)
+        #expect(chown(folder, world.user.uid, world.user.gid) == 0 && chown(notes, world.user.uid, world.user.gid) == 0)
+        let policy = h.root + "/device.json"
+        try Self.device(notesPin: "", print: "authorized").replacingOccurrences(of: #""sha256": "", "#, with: "")
+            .replacingOccurrences(of: "NOTES", with: notes).write(toFile: policy, atomically: true, encoding: .utf8)
+        let log = h.root + "/agent.log"
+        let agent = try world.startAgent(policy: policy, log: log)
+        defer { world.stop(agent) }
+        let status = try world.run(notes, ["status", "--timeout", "10000"])
+        #expect(status.output.contains("keys 0x"), "\(status.output) \(status.error)")
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(text.contains("\(notes) (com.acme.notes) is not pinned") && text.contains("pin its sha256"), "\(text)")
+        #expect(!text.contains("refused to uids"), "\(text)")
+    }
+
     static let namespaceAttacker = #"""
 import json, os, signal, socket, struct, sys, time
 signal.alarm(40)
