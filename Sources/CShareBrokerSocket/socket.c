@@ -157,6 +157,25 @@ int sbs_deny_inspection(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
+int sbs_allow_inspection(void) {
+    return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+int sbs_tracer_pid(void) {
+    FILE *file = fopen("/proc/self/status", "re");
+    if (file == NULL) return -1;
+    char line[256];
+    int pid = -1;
+    while (fgets(line, sizeof line, file) != NULL) {
+        if (strncmp(line, "TracerPid:", 10) == 0) {
+            pid = atoi(line + 10);
+            break;
+        }
+    }
+    fclose(file);
+    return pid;
+}
+
 int sbs_limit_malloc_arenas(int count) {
     return mallopt(M_ARENA_MAX, count);
 }

@@ -379,20 +379,19 @@ public final class AgentCore: Sendable {
     }
 
     /// Warnings, one per registered AppConnect host app that is not pinned (`sha256`) and whose
-    /// executable, or the folder holding it, a user other than root owns or others may write:
-    /// that user can put another program at the path (a modified interpreter, say), and it would
-    /// be that app. The identification refuses files owned by others than root and the agent's
-    /// user; this names the rest (the agent's own user, in the one-desktop-user deployment).
+    /// executable, or the folder holding it, a user other than root owns or others may write
+    /// (``PeerIdentifier/replacer(of:file:)``): that user can put another program at the path (a
+    /// modified interpreter, say), and it would be that app. The agent refuses such an app to
+    /// users other than its own and root (an agent that runs as its own user); the warning names
+    /// them. For the agent's own user (the one-desktop-user deployment) it is a warning only.
     static func replaceableExecutables(_ registry: DeviceRegistry) -> [String] {
-        registry.apps.filter { $0.isAppConnect && !$0.isFlatpak && $0.sha256 == nil }.compactMap { app in
+        let me = geteuid()
+        return registry.apps.filter { $0.isAppConnect && !$0.isFlatpak && $0.sha256 == nil }.compactMap { app in
             var file = stat()
-            var folder = stat()
-            guard stat(app.executable, &file) == 0 else { return nil }
-            let parent = DurableFile.parent(of: app.executable)
-            let folderOpen = stat(parent, &folder) == 0 && (folder.st_uid != 0 || folder.st_mode & 0o022 != 0)
-            guard file.st_uid != 0 || file.st_mode & 0o022 != 0 || folderOpen else { return nil }
-            let who = file.st_uid != 0 ? "its owner, uid \(file.st_uid)" : "whoever may write \(parent) (owner uid \(folder.st_uid))"
-            return "\(app.executable) (\(app.id)) is not pinned, and \(who) can replace it with any program, which would then get \(app.id)'s keys; pin its sha256 in the device policy, or install it root-owned in a root-owned folder"
+            guard stat(app.executable, &file) == 0, let who = PeerIdentifier.replacer(of: app.executable, file: file) else { return nil }
+            let others = (app.users ?? [me, 0]).filter { $0 != me && $0 != 0 }
+            let refused = others.isEmpty ? "" : "; it is refused to uids \(others.map(String.init).joined(separator: ", ")) (not the agent's user)"
+            return "\(app.executable) (\(app.id)) is not pinned, and \(who) can replace it with any program, which would then get \(app.id)'s keys\(refused); pin its sha256 in the device policy, or install it root-owned in a root-owned folder"
         }
     }
 

@@ -253,6 +253,14 @@ public final class PeerIdentifier: Sendable {
         guard registered.st_uid == 0 || registered.st_uid == me, (registered.st_mode & 0o022) == 0 else {
             return refuse(.unsafeExecutable, "\(exe) is registered as \(app.id), but it is owned by uid \(registered.st_uid) with mode \(String(registered.st_mode & 0o7777, radix: 8)): only root or the agent's user may own it and nobody else may write it; it gets no keys and no policy (install it root-owned, mode 0755)")
         }
+        // Unpinned, a file a user other than root can replace is whatever that user makes it. An
+        // agent of the app's own user only warns (at policy installs): that user can puppet its
+        // own apps anyway (docs/THREAT-MODEL.md). An agent that serves other users (its own
+        // system user) refuses it.
+        if app.sha256 == nil, !app.isFlatpak, peer.uid != me, peer.uid != 0,
+           let who = Self.replacer(of: registeredFile, file: registered) {
+            return refuse(.unsafeExecutable, "\(exe) is registered as \(app.id) without a sha256 pin, and \(who) can replace it with any program; an agent that runs as its own user refuses such an app to other users (uid \(peer.uid)): it gets no keys and no policy (pin its sha256 in the device policy, or install it root-owned in a root-owned folder)")
+        }
         // Whether a file is an interpreter does not depend on the registry: checked once, at connect.
         if connecting, isInterpreter(pid: peer.pid, size: Int64(registered.st_size), device: identity.file.device, inode: identity.file.inode) {
             return refuse(.interpreter, "\(exe) is registered as \(app.id), but it is a copy or link of an interpreter or the dynamic loader of this system, which runs any script it is given; it gets no keys and no policy (register the app's own binary)")
@@ -275,6 +283,19 @@ public final class PeerIdentifier: Sendable {
     }
 
     static func errnoText() -> String { String(cString: strerror(errno)) }
+
+    /// Who other than root could put another program at `path` (`file` is its `stat`): its
+    /// owner when that is not root, whoever may write it (group or others), or whoever may write
+    /// its folder (a folder not root's, or writable by group or others); `nil` when only root can.
+    static func replacer(of path: String, file: stat) -> String? {
+        if file.st_uid != 0 { return "its owner, uid \(file.st_uid)" }
+        if file.st_mode & 0o022 != 0 { return "whoever may write it (mode \(String(file.st_mode & 0o7777, radix: 8)))" }
+        let parent = DurableFile.parent(of: path)
+        var folder = stat()
+        guard stat(parent, &folder) == 0 else { return "whoever may write \(parent) (the agent could not examine it)" }
+        guard folder.st_uid != 0 || folder.st_mode & 0o022 != 0 else { return nil }
+        return "whoever may write \(parent) (owner uid \(folder.st_uid), mode \(String(folder.st_mode & 0o7777, radix: 8)))"
+    }
 
     /// The host path of `executable` (a path under `/app/`) in the installed app `instance`
     /// runs: its `app-path` must be inside `INSTALLATION/app/APP-ID/` of a trusted installation,

@@ -177,8 +177,21 @@ public final class AgentClient: SecureServices, ServerReportSink, Sendable {
     private func handshake() throws(AgentClientError) -> WelcomeMessage {
         guard !state.withLock({ $0.closed }) else { throw .closed }
         let socket = try FrameSocket.connect(path: configuration.socketPath, agentUserIDs: configuration.agentUserIDs)
-        try socket.write(AgentMessage.frame(.hello, HelloMessage(role: .app)))
-        let first = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
+        // Reconnecting to an agent of this process's own (ordinary) user, which may not read a
+        // non-dumpable process's /proc/PID/exe (it restarted, issue 29 item 1): this process
+        // holds no keys (they were wiped when the agent went away), so it is dumpable again just
+        // while the agent reads its hello, and not before it asks for keys; a tracer that
+        // attached meanwhile stops the handshake (docs/THREAT-MODEL.md, "An agent restart").
+        let reidentify = !ProcessHardening.isDumpable && geteuid() != 0 && socket.agentUserID == geteuid()
+            && state.withLock { $0.ring == nil && $0.fileKeys == nil }
+        let first: AgentFrame
+        do {
+            if reidentify { ProcessHardening.allowInspection() }
+            defer { if reidentify { ProcessHardening.denyInspection() } }
+            try socket.write(AgentMessage.frame(.hello, HelloMessage(role: .app)))
+            first = try socket.read(timeoutMilliseconds: configuration.handshakeTimeoutMilliseconds)
+        }
+        if reidentify, ProcessHardening.tracerPID != 0 { throw .traced(tracer: ProcessHardening.tracerPID) }
         let welcome: WelcomeMessage
         switch first.type {
         case .welcome:

@@ -20,6 +20,9 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
     case wrongApp(expected: String, identified: String)
     /// The client was closed.
     case closed
+    /// A process attached to this one with ptrace while it let its agent identify it
+    /// (``AgentClient`` after an agent restart): the keys are not asked for.
+    case traced(tracer: Int32?)
     /// The process listening on the socket does not run as a user the client trusts as its agent:
     /// whoever bound the path could serve policies and keys of its choosing.
     case untrustedAgent(socket: String, uid: UInt32, trusted: [UInt32])
@@ -37,6 +40,8 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
         case .wrongApp(let expected, let identified):
             "the agent identified this process as \(identified), not \(expected); check the executable path in the device policy"
         case .closed: "the agent client was closed"
+        case .traced(let tracer):
+            "\(tracer.map { "process \($0)" } ?? "a process (this process's /proc/self/status could not be read)") may be tracing this process, which would let it read the keys; they were not asked for. Stop the debugger (or whatever traces the app), then restart the app"
         case .untrustedAgent(let socket, let uid, let trusted):
             "the process listening on \(socket) runs as uid \(uid), not as the agent's user (\(trusted.map(String.init).joined(separator: " or "))); nothing it sends is used. Stop it and start sharebrokerd, or set SHAREBROKER_AGENT_UID to the agent's uid if it runs as its own user"
         }
@@ -48,11 +53,14 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
 final class FrameSocket: Sendable {
     let fd: Int32
     let path: String
+    /// The uid of the agent (`SO_PEERCRED` at connect).
+    let agentUserID: UInt32
     private let writeLock = Mutex<Void>(())
 
-    private init(fd: Int32, path: String) {
+    private init(fd: Int32, path: String, agentUserID: UInt32) {
         self.fd = fd
         self.path = path
+        self.agentUserID = agentUserID
     }
 
     deinit {
@@ -110,6 +118,7 @@ final class FrameSocket: Sendable {
             close(fd)
             throw .agentUnavailable(socket: path, reason: reason)
         }
+        let agentUserID: UInt32
         switch PeerSocket.peerCredentials(fd) {
         case .failure(let error):
             close(fd)
@@ -119,10 +128,11 @@ final class FrameSocket: Sendable {
                 close(fd)
                 throw .untrustedAgent(socket: path, uid: server.uid, trusted: agentUserIDs)
             }
+            agentUserID = server.uid
         }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))
-        return FrameSocket(fd: fd, path: path)
+        return FrameSocket(fd: fd, path: path, agentUserID: agentUserID)
     }
 
     /// Writes raw bytes whole.

@@ -35,6 +35,23 @@ package enum ProcessHardening {
         sbs_limit_malloc_arenas(count) == 1
     }
 
+    /// Makes this process dumpable again (`PR_SET_DUMPABLE` 1), so that an agent of its own user
+    /// without `CAP_SYS_PTRACE` can read its `/proc/PID/exe`. Only for a process that holds no
+    /// keys, and only until its identification is read: ``denyInspection()`` right after, then
+    /// ``tracerPID`` (a tracer attached meanwhile stays attached). Returns whether the kernel
+    /// accepted it.
+    @discardableResult
+    package static func allowInspection() -> Bool {
+        sbs_allow_inspection() == 0
+    }
+
+    /// The pid of the process tracing this one (0: none), or `nil` when `/proc/self/status`
+    /// could not be read.
+    package static var tracerPID: Int32? {
+        let pid = sbs_tracer_pid()
+        return pid < 0 ? nil : pid
+    }
+
     /// Whether this process is dumpable now.
     package static var isDumpable: Bool { sbs_dumpable() == 1 }
 }

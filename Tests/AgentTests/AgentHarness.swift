@@ -93,7 +93,9 @@ final class AgentHarness: @unchecked Sendable {
             var attempt = 0
             while true {
                 do {
-                    try FileManager.default.copyItem(atPath: Self.sharebroker, toPath: path)
+                    // In a cp process of its own (copyOfTheTool): an ordinary user may not hard
+                    // link root's build, so every install is a copy when the suites run as one.
+                    try Self.copyOfTheTool(to: path)
                     break
                 } catch {
                     attempt += 1

@@ -8,7 +8,7 @@ import Testing
        .enabled(if: AgentHarness.binariesBuilt, "build the sharebroker and sharebrokerd products first"),
        .enabled(if: SystemUsers.unavailableReason == nil, SystemUsers.skipReason))
 struct SystemUserDeploymentTests {
-    @Test("The desktop user cannot read the agent's state folder, and its registered apps still get their keys")
+    @Test("The desktop user cannot read the agent's state folder, and its registered apps still get their keys; an unpinned app in a folder the desktop user can write is refused (issue 29 item 11)")
     func separateAgentUser() throws {
         let h = try AgentHarness()
         let users = try SystemUsers()
@@ -26,6 +26,15 @@ struct SystemUserDeploymentTests {
             device = device.replacingOccurrences(of: #"{"id": "\#(app)","#, with: #"{"id": "\#(app)", "users": [\#(desktopUser)],"#)
         }
         #expect(device.contains("\"users\""))
+        // Issue 29 item 11: an unpinned app in a folder the desktop user owns (root-owned file):
+        // that user could put any program there; this agent, of its own user, refuses it.
+        let userFolder = h.root + "/desktop-apps"
+        try FileManager.default.createDirectory(atPath: userFolder, withIntermediateDirectories: true)
+        #expect(chown(userFolder, desktopUser, desktopUser) == 0)
+        let draw = userFolder + "/draw"
+        try FileManager.default.copyItem(atPath: AgentHarness.sharebroker, toPath: draw)
+        device = device.replacingOccurrences(of: #""apps": ["#, with: #""apps": [{"id": "com.acme.draw", "users": [\#(desktopUser)], "executable": "\#(draw)", "appConnect": true, "policy": \#(AgentHarness.secureCopyPolicy)},"#)
+        #expect(device.contains("com.acme.draw"))
         try device.write(toFile: etc + "/device.json", atomically: true, encoding: .utf8)
         // The agent's folders, owned by the agent's user (what StateDirectory= and RuntimeDirectory= make).
         let lib = h.root + "/var-lib", run = h.root + "/run"
@@ -85,6 +94,13 @@ struct SystemUserDeploymentTests {
         #expect(stat(lib + "/state/keyring", &info) == 0)
         #expect(info.st_uid == agentUser)
         #expect(info.st_mode & 0o077 == 0)
+
+        // The unpinned app the desktop user could replace: refused, audited, and the agent said why at start.
+        let drawn = try asDesktopUser([draw, "status", "--timeout", "10000"])
+        #expect(!drawn.output.contains("keys 0x"), "\(drawn.output) \(drawn.error)")
+        #expect(h.wait { h.jsonLines(lib + "/state/audit.jsonl").contains { $0["event"] as? String == "refused" && $0["reason"] as? String == "unsafeExecutable" } })
+        let agentLog = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(agentLog.contains("\(draw) (com.acme.draw) is not pinned") && agentLog.contains("refused to uids \(desktopUser)"), "\(agentLog)")
 
         // An unregistered program of the desktop user gets nothing.
         let stranger = try asDesktopUser([h.unmanaged, "paste", "--timeout", "10000"])

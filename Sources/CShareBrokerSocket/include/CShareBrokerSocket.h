@@ -55,6 +55,14 @@ int sbs_eventfd(int nonblocking);
 /// for processes of the same user (the process's /proc files become root's). 0, or -1 with errno.
 int sbs_deny_inspection(void);
 
+/// prctl(PR_SET_DUMPABLE, 1): the process is dumpable again (its /proc files its user's).
+/// 0, or -1 with errno.
+int sbs_allow_inspection(void);
+
+/// The pid of the process tracing this one (TracerPid in /proc/self/status): 0 when none,
+/// -1 when it could not be read.
+int sbs_tracer_pid(void);
+
 /// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas. 1 when set, 0 when not.
 int sbs_limit_malloc_arenas(int count);
 
