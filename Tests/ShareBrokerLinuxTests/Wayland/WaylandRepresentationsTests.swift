@@ -3,6 +3,7 @@ import ShareBroker
 @testable import ShareBrokerLinux
 import Testing
 import ShareBrokerCrypto
+import ShareBrokerPOSIX
 
 /// What a Wayland copy offers and what a paste makes of what it read, without a compositor.
 @Suite("Wayland representations: what a copy offers, what a paste reads")
@@ -99,7 +100,9 @@ struct WaylandTransferTests {
         let (readEnd, writeEnd) = try Self.pipePair()
         close(readEnd)
         let served = await withCheckedContinuation { continuation in
-            _ = startDetachedThread {
+            // As the adapter starts a transfer: a thread of its own with SIGPIPE blocked.
+            DetachedThread.start(name: "test-transfer") {
+                blockSIGPIPE()
                 continuation.resume(returning: serveAndClose(writeEnd, [UInt8](repeating: 1, count: 1 << 20), idleTimeout: .seconds(5)))
             }
         }
