@@ -23,6 +23,18 @@
 # Needs root. Takes about a minute once the packages are built (lintian 50 s of it;
 # DEB_CHECK_SKIP_LINTIAN=1 skips lintian while iterating on the rest).
 set -euo pipefail
+
+# Runs an account command, again while /etc/passwd is locked by another process (exit 1 with
+# "cannot lock"), for up to 10 s.
+with_account_lock() {
+    local try
+    for try in $(seq 1 20); do
+        "$@" 2>"/tmp/deb-check-account.$$" && { rm -f "/tmp/deb-check-account.$$"; return 0; }
+        grep -q 'lock' "/tmp/deb-check-account.$$" || { cat "/tmp/deb-check-account.$$" >&2; rm -f "/tmp/deb-check-account.$$"; return 1; }
+        sleep 0.5
+    done
+    cat "/tmp/deb-check-account.$$" >&2; rm -f "/tmp/deb-check-account.$$"; return 1
+}
 cd "$(dirname "$0")/.."
 start=$SECONDS
 step() { echo "== deb-check [$((SECONDS - start)) s]: $*"; }
@@ -83,7 +95,9 @@ int main(int argc, char **argv) {
 C
     gcc -Wall -Werror -I"$python_include" "$work/launcher.c" -lpython"$python_version" -o "$work/acme-pytool"
     install -D -m 0755 "$work/acme-pytool" /opt/acme/bin/acme-pytool
-    useradd --no-create-home --shell /usr/sbin/nologin sbdesk
+    # useradd and userdel refuse at once while another process of the machine holds the account
+    # files' lock (a test suite creating its throwaway users): try again for a few seconds.
+    with_account_lock useradd --no-create-home --shell /usr/sbin/nologin sbdesk
     desktop=$(id -u sbdesk)
     cat > /etc/sharebroker/device.json <<JSON
 {
@@ -195,7 +209,7 @@ JSON
     rm /etc/sharebroker/device.json
     rmdir /etc/sharebroker
     rm -rf /opt/acme "/run/user/$desktop" "$work"
-    userdel sbdesk
+    with_account_lock userdel sbdesk
     # Debian leaves system users: the account files gained the user sharebroker and nothing else.
     for file in passwd group; do
         extra=$( (diff <(cut -d: -f1 "/tmp/$file.before" | sort) <(cut -d: -f1 "/etc/$file" | sort) || true) | sed -n 's/^[<>] //p' | tr '\n' ' ')
