@@ -95,6 +95,15 @@ struct OneUserDesktopTests {
         return #"{"format": "sharebroker.device", "version": 1, "apps": [{"id": "com.acme.notes", "executable": "NOTES", "sha256": "\#(notesPin)", "appConnect": true, "policy": \#(notes)}]}"#
     }
 
+    /// Installs the notes app and writes `device.json` pinning it, printing authorized; returns its path.
+    static func installPinnedNotes(_ h: AgentHarness) throws -> String {
+        try h.install(at: h.notes)
+        let policy = h.root + "/device.json"
+        try device(notesPin: try sha256(h.notes), print: "authorized").replacingOccurrences(of: "NOTES", with: h.notes)
+            .write(toFile: policy, atomically: true, encoding: .utf8)
+        return policy
+    }
+
     @Test("Issue 29 item 1: the agent and a pinned app as one ordinary user, the app non-dumpable and connected; a policy change of print only keeps its keys (no rotation, no refusal); the agent killed and restarted, the running app reconnects and gets its keys again, non-dumpable once it holds them")
     func policyChangeKeepsNonDumpableApp() throws {
         let world = try World()
@@ -182,10 +191,7 @@ while True:
         let python = try #require(CustodyAttackTests.python, "python3 is needed to run the tracer")
         let world = try World()
         let h = world.h
-        try h.install(at: h.notes)
-        let policy = h.root + "/device.json"
-        try Self.device(notesPin: try Self.sha256(h.notes), print: "authorized").replacingOccurrences(of: "NOTES", with: h.notes)
-            .write(toFile: policy, atomically: true, encoding: .utf8)
+        let policy = try Self.installPinnedNotes(h)
         let agent = try world.startAgent(policy: policy, log: h.root + "/agent-1.log")
         let script = h.root + "/tracer.py"
         try Self.tracer.write(toFile: script, atomically: true, encoding: .utf8)
@@ -297,10 +303,7 @@ os.kill(child, signal.SIGKILL)
         let python = try #require(CustodyAttackTests.python, "python3 is needed to run the attacker")
         let world = try World()
         let h = world.h
-        try h.install(at: h.notes)
-        let policy = h.root + "/device.json"
-        try Self.device(notesPin: try Self.sha256(h.notes), print: "authorized").replacingOccurrences(of: "NOTES", with: h.notes)
-            .write(toFile: policy, atomically: true, encoding: .utf8)
+        let policy = try Self.installPinnedNotes(h)
         let agent = try world.start(AgentHarness.sharebrokerd, ["--policy", policy, "--system-log", "off"] + (peerPidfd ? [] : ["--no-peer-pidfd"]),
                                     output: h.root + "/agent.log")
         defer { world.stop(agent) }
